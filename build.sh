@@ -1,0 +1,103 @@
+#!/bin/sh
+# build.sh [build|test|unit|standin|e2e|demo|bench|clean]
+# Installs what the build needs (Debian 12, as root), builds BearSSL 0.6 from Debian's source
+# package with musl, and links build/noderecover static. See README.md.
+set -eu
+cd "$(dirname "$0")"
+top=$(pwd)
+
+B=build
+DEPS=$B/deps
+BEARSSL=$DEPS/bearssl
+LIB="http.c json.c kube.c kubeconfig.c policy.c settings.c"
+WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration"
+VERSION=$(cat VERSION 2>/dev/null || echo 0.1.0)
+
+say() { printf '%s\n' "build.sh: $*" >&2; }
+
+# Debian packages: musl for the static link, jsmn's header, BearSSL's headers and source
+# package, and the tools the tests use.
+need_packages() {
+	missing=
+	command -v musl-gcc >/dev/null 2>&1 || missing="$missing musl-tools"
+	[ -f /usr/include/jsmn.h ] || missing="$missing libjsmn-dev"
+	[ -f /usr/include/bearssl.h ] || missing="$missing libbearssl-dev"
+	command -v dpkg-source >/dev/null 2>&1 || missing="$missing dpkg-dev"
+	command -v gcc >/dev/null 2>&1 || missing="$missing gcc"
+	command -v python3 >/dev/null 2>&1 || missing="$missing python3"
+	command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
+	command -v file >/dev/null 2>&1 || missing="$missing file"
+	command -v xz >/dev/null 2>&1 || missing="$missing xz-utils"
+	[ -n "$missing" ] || return 0
+	say "installing$missing"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+}
+
+# BearSSL from Debian's source package, compiled with musl-gcc: Debian's libbearssl.a is built
+# against glibc's fortified string functions (__memcpy_chk, ...) that musl does not have.
+bearssl() {
+	[ -f "$BEARSSL/libbearssl.a" ] && return 0
+	if ! grep -rqs '^Types: deb-src' /etc/apt/sources.list.d/ && ! grep -qs '^deb-src' /etc/apt/sources.list; then
+		say "adding Debian's bookworm source index (deb-src) for BearSSL's source package"
+		cat > /etc/apt/sources.list.d/noderecover-src.sources <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+		apt-get update -qq
+	fi
+	rm -rf "$DEPS/src" && mkdir -p "$DEPS/src" "$BEARSSL"
+	(cd "$DEPS/src" && apt-get source -qq bearssl >/dev/null 2>&1) || {
+		say "apt-get source bearssl failed"; exit 1; }
+	src=$(ls -d "$DEPS"/src/bearssl-*/ | head -n 1)
+	say "building BearSSL with musl-gcc from $src"
+	make -s -C "$src" -j2 lib CC=musl-gcc BUILD="$top/$BEARSSL/out" \
+		CFLAGS="-Os -ffunction-sections -fdata-sections" >/dev/null
+	cp "$BEARSSL/out/libbearssl.a" "$BEARSSL/libbearssl.a"
+}
+
+deps() { need_packages; bearssl; }
+
+# The static, stripped binary: musl, BearSSL, -Os, unused sections dropped.
+build() {
+	deps
+	mkdir -p $B
+	musl-gcc -std=c11 -D_DEFAULT_SOURCE -Os $WARN -DNODERECOVER_VERSION="\"$VERSION\"" \
+		-ffunction-sections -fdata-sections -I/usr/include/bearssl \
+		-static -s -Wl,--gc-sections -o $B/noderecover noderecover.c $LIB $BEARSSL/libbearssl.a
+	say "built $B/noderecover ($(wc -c < $B/noderecover) bytes)"
+}
+
+# The same code with AddressSanitizer and UBSan, on glibc with Debian's libbearssl.
+build_asan() {
+	deps
+	mkdir -p $B
+	gcc -std=c11 -D_DEFAULT_SOURCE -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-DNODERECOVER_VERSION="\"$VERSION-asan\"" -o $B/noderecover-asan noderecover.c $LIB -lbearssl
+}
+
+unit() {
+	deps
+	mkdir -p $B/unit
+	pass=0 fail=0
+	for t in tests/unit/test_*.c; do
+		n=$(basename "$t" .c)
+		gcc -std=c11 -D_DEFAULT_SOURCE -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all \
+			-I. -o $B/unit/$n "$t" $LIB -lbearssl
+		if (cd tests/unit && "$top/$B/unit/$n"); then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+	done
+	say "unit suites: $pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+}
+
+cmd=${1:-build}
+case $cmd in
+build) build ;;
+asan) build_asan ;;
+unit) unit ;;
+clean) rm -rf $B ;;
+*) say "unknown command $cmd"; exit 2 ;;
+esac
