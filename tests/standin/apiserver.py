@@ -1,0 +1,979 @@
+"""A stand-in kube-apiserver for the node API, over TLS, for testing noderecover.
+
+It owns an in-memory set of Node objects and answers the few calls the binary makes the
+way kube-apiserver does where it matters: paged lists with `continue` (and 410 Expired on
+demand), JSON patch (RFC 6902) applied for real with resourceVersion bumped, DELETE with
+uid/resourceVersion preconditions, 401/403/404/409/422/429/503 with the real Status bodies.
+Faults are injected per request by rules. Every request is recorded.
+
+It never talks to anything but the loopback address it listens on, and every loop in it is
+bounded by the server's stop flag or a timeout.
+
+Use it in-process:
+
+    srv = StandIn(certdir, nodes=[...]).start()
+    ... run the binary against srv.url ...
+    srv.requests            # every Request seen
+    srv.nodes["agent-1"]    # state after the run
+    srv.stop()
+"""
+import base64
+import copy
+import json
+import os
+import socket
+import ssl
+import threading
+import time
+import urllib.parse
+
+__all__ = ["StandIn", "Request", "Reply", "Fault", "apply_patch", "PatchError", "status_body"]
+
+MAX_REQUEST_HEADER = 64 * 1024
+MAX_REQUEST_BODY = 4 * 1024 * 1024
+
+
+# ---------------------------------------------------------------- JSON, as Go writes it
+
+def go_json(obj):
+    """Compact JSON with Go's HTML escaping of < > & and raw UTF-8, as kube-apiserver sends."""
+    s = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    s = s.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    s = s.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return s.encode("utf-8")
+
+
+def status_body(code, reason, message, details=None, metadata=None):
+    st = {"kind": "Status", "apiVersion": "v1", "metadata": metadata or {}, "status": "Failure",
+          "message": message, "reason": reason}
+    if details is not None:
+        st["details"] = details
+    st["code"] = code
+    return st
+
+
+# ---------------------------------------------------------------- RFC 6902 JSON patch
+
+class PatchError(Exception):
+    pass
+
+
+def _unescape(tok):
+    return tok.replace("~1", "/").replace("~0", "~")
+
+
+def _split_pointer(ptr):
+    if not isinstance(ptr, str):
+        raise PatchError("path is not a string")
+    if ptr == "":
+        return []
+    if not ptr.startswith("/"):
+        raise PatchError("invalid JSON pointer %r" % ptr)
+    toks = ptr[1:].split("/")
+    for t in toks:
+        # "~" must be followed by 0 or 1
+        i = 0
+        while True:
+            i = t.find("~", i)
+            if i < 0:
+                break
+            if i + 1 >= len(t) or t[i + 1] not in "01":
+                raise PatchError("invalid escape in JSON pointer %r" % ptr)
+            i += 2
+    return [_unescape(t) for t in toks]
+
+
+def _index(container, tok, allow_end=False):
+    if tok == "-" and allow_end:
+        return len(container)
+    if not tok.isdigit() or (len(tok) > 1 and tok[0] == "0"):
+        raise PatchError("invalid array index %r" % tok)
+    i = int(tok)
+    if i > len(container) or (i == len(container) and not allow_end):
+        raise PatchError("array index %d out of bounds" % i)
+    return i
+
+
+def _parent(doc, toks):
+    cur = doc
+    for t in toks[:-1]:
+        if isinstance(cur, dict):
+            if t not in cur:
+                raise PatchError("doc is missing path: %s" % t)
+            cur = cur[t]
+        elif isinstance(cur, list):
+            cur = cur[_index(cur, t)]
+        else:
+            raise PatchError("doc is missing path: %s" % t)
+    return cur
+
+
+def _get(doc, toks):
+    if not toks:
+        return doc
+    p = _parent(doc, toks)
+    t = toks[-1]
+    if isinstance(p, dict):
+        if t not in p:
+            raise PatchError("doc is missing key: %s" % t)
+        return p[t]
+    if isinstance(p, list):
+        return p[_index(p, t)]
+    raise PatchError("doc is missing path")
+
+
+def _add(doc, toks, value):
+    if not toks:
+        return value
+    p = _parent(doc, toks)
+    t = toks[-1]
+    if isinstance(p, dict):
+        p[t] = value
+    elif isinstance(p, list):
+        p.insert(_index(p, t, allow_end=True), value)
+    else:
+        raise PatchError("doc is missing path: unable to add")
+    return doc
+
+
+def _remove(doc, toks):
+    if not toks:
+        raise PatchError("cannot remove the whole document")
+    p = _parent(doc, toks)
+    t = toks[-1]
+    if isinstance(p, dict):
+        if t not in p:
+            raise PatchError("unable to remove nonexistent key: %s: missing value" % t)
+        return p.pop(t)
+    if isinstance(p, list):
+        return p.pop(_index(p, t))
+    raise PatchError("doc is missing path")
+
+
+def apply_patch(doc, ops):
+    """Apply an RFC 6902 patch to a deep copy of doc and return it; raise PatchError."""
+    if not isinstance(ops, list):
+        raise PatchError("patch is not an array")
+    doc = copy.deepcopy(doc)
+    for op in ops:
+        if not isinstance(op, dict) or "op" not in op:
+            raise PatchError("operation has no op")
+        kind = op["op"]
+        toks = _split_pointer(op.get("path"))
+        if kind in ("add", "replace", "test") and "value" not in op:
+            raise PatchError("operation %s has no value" % kind)
+        if kind == "add":
+            doc = _add(doc, toks, copy.deepcopy(op["value"]))
+        elif kind == "remove":
+            _remove(doc, toks)
+        elif kind == "replace":
+            _get(doc, toks)  # must exist
+            if toks:
+                _remove(doc, toks)
+            doc = _add(doc, toks, copy.deepcopy(op["value"]))
+        elif kind == "test":
+            try:
+                cur = _get(doc, toks)
+            except PatchError:
+                raise PatchError("testing value %s failed: test failed" % op["path"])
+            if cur != op["value"] or type(cur) is not type(op["value"]):
+                raise PatchError("testing value %s failed: test failed" % op["path"])
+        elif kind in ("move", "copy"):
+            ftoks = _split_pointer(op.get("from"))
+            v = _get(doc, ftoks)
+            if kind == "move":
+                if toks[:len(ftoks)] == ftoks and len(toks) > len(ftoks):
+                    raise PatchError("cannot move into a child")
+                _remove(doc, ftoks)
+            doc = _add(doc, toks, copy.deepcopy(v))
+        else:
+            raise PatchError("Unexpected kind: %s" % kind)
+    return doc
+
+
+# ---------------------------------------------------------------- requests, replies, faults
+
+class Request:
+    """One request as the server saw it."""
+
+    def __init__(self, conn_id, method, target, version, headers, body, client_cert):
+        self.conn_id = conn_id
+        self.method = method
+        self.target = target
+        self.version = version
+        self.headers = headers  # list of (name, value), names as sent
+        self.body = body
+        self.client_cert = client_cert
+        self.time = time.monotonic()
+        u = urllib.parse.urlsplit(target)
+        self.path = u.path
+        self.raw_query = u.query
+        self.query = urllib.parse.parse_qsl(u.query, keep_blank_values=True)
+        self.status = None  # filled in once answered (None: no HTTP answer, a fault)
+
+    def header(self, name, default=None):
+        n = name.lower()
+        for k, v in self.headers:
+            if k.lower() == n:
+                return v
+        return default
+
+    def header_all(self, name):
+        n = name.lower()
+        return [v for k, v in self.headers if k.lower() == n]
+
+    def json(self):
+        return json.loads(self.body.decode("utf-8"))
+
+    def qdict(self):
+        return dict(self.query)
+
+    @property
+    def node_name(self):
+        p = self.path
+        pre = "/api/v1/nodes/"
+        if p.startswith(pre) and len(p) > len(pre):
+            return urllib.parse.unquote(p[len(pre):])
+        return None
+
+    @property
+    def is_list(self):
+        return self.method == "GET" and self.path == "/api/v1/nodes"
+
+    def __repr__(self):
+        return "<%s %s -> %s>" % (self.method, self.target, self.status)
+
+
+class Reply:
+    """A canned HTTP answer. body: bytes, str, or a JSON-able object (sent as JSON)."""
+
+    def __init__(self, status, body=b"", headers=None, chunked=None, content_type=None):
+        self.status = status
+        if isinstance(body, (dict, list)):
+            body = go_json(body)
+            content_type = content_type or "application/json"
+        elif isinstance(body, str):
+            body = body.encode()
+        self.body = body
+        self.headers = list(headers or [])
+        if content_type:
+            self.headers.append(("Content-Type", content_type))
+        self.chunked = chunked
+
+
+class Fault:
+    """A misbehaviour. kind is one of:
+      close_mid_body    send the headers and part of the body, then close (chunked or length)
+      close_no_reply    close the connection without a byte of reply
+      bad_chunk         a valid chunk, then a chunk size line that is not hex
+      garbage_json      200, application/json, a body that is not JSON
+      truncated_json    200 with a well-framed body holding a JSON document cut short
+      slow              headers and part of the body, then nothing for `seconds`, then close
+      slow_headers      nothing at all for `seconds`, then close
+      huge_header       200 with one header line of `size` bytes, then the normal answer
+      many_headers      200 with `count` small headers, then the normal answer
+      redirect          302 to `location`
+      raw               send `data` bytes as they are, then close
+    """
+
+    def __init__(self, kind, **kw):
+        self.kind = kind
+        self.kw = kw
+
+
+class Rule:
+    def __init__(self, match, action, times):
+        self.match = match
+        self.action = action
+        self.times = times  # None: forever
+        self.hits = 0
+
+
+def _matcher(method=None, path=None, path_prefix=None, list_only=False, follow_up=None, node=None,
+             pred=None):
+    def m(req):
+        if method and req.method != method:
+            return False
+        if path and req.path != path:
+            return False
+        if path_prefix and not req.path.startswith(path_prefix):
+            return False
+        if list_only and not req.is_list:
+            return False
+        if follow_up is not None and (("continue" in req.qdict()) != follow_up):
+            return False
+        if node is not None and req.node_name != node:
+            return False
+        if pred and not pred(req):
+            return False
+        return True
+    return m
+
+
+# ---------------------------------------------------------------- the server
+
+class StandIn:
+    """The stand-in API server.
+
+    certdir: the directory certs.make_certs() filled.
+    cert:    which server certificate to present: "server" (good), "wrongca", "othername",
+             "otherip", "dnsip".
+    nodes:   Node dicts (fixtures.node()); listed sorted by name, like etcd keys.
+    token:   the bearer token accepted; kept in self.token_file, re-read on every request,
+             so a test rotates it by rewriting that file (or set_token()).
+    client_ca: require-or-accept client certificates signed by certdir/client-ca.crt.
+    verbs:   the verbs granted on nodes (get, list, patch, delete); others get 403.
+    chunked: send bodies chunked (True) or with Content-Length (False).
+    chunk_size: bytes per chunk when chunked (small sizes exercise split reads).
+    idle_timeout: close a keep-alive connection silently after this many idle seconds.
+    close_each: answer every request with Connection: close and close after it.
+    """
+
+    def __init__(self, certdir, cert="server", nodes=(), token="standin-token-0123456789",
+                 client_ca=False, verbs=("get", "list", "patch", "delete"), chunked=True,
+                 chunk_size=1000, idle_timeout=30.0, close_each=False):
+        self.certdir = certdir
+        self.lock = threading.RLock()
+        self.nodes = {}
+        self.rv = 1000
+        for n in nodes:
+            self.add_node(n)
+        self.token_file = os.path.join(certdir, "server-token-%d-%d" % (os.getpid(), id(self)))
+        self.set_token(token)
+        self.verbs = set(verbs)
+        self.chunked = chunked
+        self.chunk_size = chunk_size
+        self.idle_timeout = idle_timeout
+        self.close_each = close_each
+        self.requests = []
+        self.rules = []
+        self.hooks = []
+        self.expire_continue = 0  # answer this many follow-up pages with 410 Expired
+        self.connections = 0
+        self.handshake_errors = []
+        self.events = []  # (monotonic time, text) of connection-level happenings
+        self._stop = threading.Event()
+        self._conns = set()
+        self._threads = []
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(os.path.join(certdir, cert + ".crt"), os.path.join(certdir, cert + ".key"))
+        if client_ca:
+            ctx.load_verify_locations(os.path.join(certdir, "client-ca.crt"))
+            ctx.verify_mode = ssl.CERT_OPTIONAL
+        self.ctx = ctx
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.url = "https://127.0.0.1:%d" % self.port
+
+    # ------------------------------------------------------------ control side
+
+    def set_token(self, token):
+        tmp = self.token_file + ".new"
+        with open(tmp, "w") as f:
+            f.write(token)
+        os.replace(tmp, self.token_file)
+
+    def add_node(self, n):
+        with self.lock:
+            n = copy.deepcopy(n)
+            self.rv += 1
+            n["metadata"]["resourceVersion"] = str(self.rv)
+            self.nodes[n["metadata"]["name"]] = n
+            return n
+
+    def touch(self, name, mutate=None):
+        """Change a node as another writer would: apply mutate(node) and bump its resourceVersion."""
+        with self.lock:
+            n = self.nodes[name]
+            if mutate:
+                mutate(n)
+            self.rv += 1
+            n["metadata"]["resourceVersion"] = str(self.rv)
+
+    def node(self, name):
+        with self.lock:
+            return copy.deepcopy(self.nodes.get(name))
+
+    def on(self, action, times=1, **match):
+        """Answer matching requests with action (a Reply, a Fault, or a callable(req) returning
+        one or None to carry on normally), `times` times (None: always). match: method=, path=,
+        path_prefix=, list_only=, follow_up=, node=, pred=."""
+        r = Rule(_matcher(**match), action, times)
+        with self.lock:
+            self.rules.append(r)
+        return r
+
+    def before(self, hook):
+        """hook(server, req) runs before each request is answered (e.g. to touch a node)."""
+        self.hooks.append(hook)
+
+    def reqs(self, method=None, node=None, list_only=False):
+        with self.lock:
+            out = list(self.requests)
+        return [r for r in out if (method is None or r.method == method)
+                and (node is None or r.node_name == node) and (not list_only or r.is_list)]
+
+    def mutating(self):
+        return [r for r in self.reqs() if r.method not in ("GET", "HEAD")]
+
+    def wait_for(self, cond, timeout):
+        """Poll cond() until true or timeout seconds; returns its last value."""
+        end = time.monotonic() + timeout
+        while True:
+            v = cond()
+            if v or time.monotonic() > end:
+                return v
+            time.sleep(0.05)
+
+    def start(self):
+        t = threading.Thread(target=self._accept_loop, name="standin-accept", daemon=True)
+        t.start()
+        self._threads.append(t)
+        return self
+
+    def stop(self):
+        self._stop.set()
+        with self.lock:
+            conns = list(self._conns)
+        for c in conns:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            try:
+                c.close()
+            except OSError:
+                pass
+        for t in list(self._threads):
+            t.join(timeout=5)
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        try:
+            os.unlink(self.token_file)
+        except OSError:
+            pass
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *a):
+        self.stop()
+
+    # ------------------------------------------------------------ wire side
+
+    def _accept_loop(self):
+        while not self._stop.is_set():
+            try:
+                raw, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            with self.lock:
+                self.connections += 1
+                cid = self.connections
+                self._conns.add(raw)
+            t = threading.Thread(target=self._conn_main, args=(raw, cid), daemon=True,
+                                 name="standin-conn-%d" % cid)
+            t.start()
+            self._threads.append(t)
+
+    def _event(self, text):
+        with self.lock:
+            self.events.append((time.monotonic(), text))
+
+    def _conn_main(self, raw, cid):
+        conn = None
+        try:
+            raw.settimeout(10)
+            try:
+                conn = self.ctx.wrap_socket(raw, server_side=True)
+            except (ssl.SSLError, OSError) as e:
+                with self.lock:
+                    self.handshake_errors.append(str(e))
+                self._event("conn %d handshake failed: %s" % (cid, e))
+                return
+            with self.lock:
+                self._conns.add(conn)
+            cert = None
+            try:
+                cert = conn.getpeercert()
+            except (ssl.SSLError, ValueError):
+                cert = None
+            self._serve(conn, cid, cert or None)
+        except (OSError, ssl.SSLError) as e:
+            self._event("conn %d: %s" % (cid, e))
+        finally:
+            for s in (conn, raw):
+                if s is None:
+                    continue
+                try:
+                    s.close()
+                except OSError:
+                    pass
+                with self.lock:
+                    self._conns.discard(s)
+
+    def _read_until(self, conn, buf, sep, limit):
+        while sep not in buf:
+            if len(buf) > limit:
+                return None, buf
+            try:
+                d = conn.recv(65536)
+            except socket.timeout:
+                return None, b""
+            if not d:
+                return None, b""
+            buf += d
+        i = buf.index(sep)
+        return buf[:i], buf[i + len(sep):]
+
+    def _read_n(self, conn, buf, n):
+        while len(buf) < n:
+            d = conn.recv(65536)
+            if not d:
+                raise OSError("eof in request body")
+            buf += d
+        return buf[:n], buf[n:]
+
+    def _serve(self, conn, cid, cert):
+        buf = b""
+        conn.settimeout(self.idle_timeout)
+        while not self._stop.is_set():
+            head, buf = self._read_until(conn, buf, b"\r\n\r\n", MAX_REQUEST_HEADER)
+            if head is None:
+                if buf:
+                    self._send_simple(conn, 431, b"request header too large")
+                self._event("conn %d closed (idle or eof)" % cid)
+                return
+            conn.settimeout(10)
+            lines = head.decode("latin-1").split("\r\n")
+            try:
+                method, target, version = lines[0].split(" ", 2)
+            except ValueError:
+                self._send_simple(conn, 400, b"bad request line")
+                return
+            headers = []
+            for ln in lines[1:]:
+                if ":" not in ln:
+                    self._send_simple(conn, 400, b"bad header")
+                    return
+                k, v = ln.split(":", 1)
+                headers.append((k.strip(), v.strip()))
+            hdict = {k.lower(): v for k, v in headers}
+            body = b""
+            if hdict.get("transfer-encoding", "").lower() == "chunked":
+                while True:
+                    sz, buf = self._read_until(conn, buf, b"\r\n", 100)
+                    if sz is None:
+                        return
+                    n = int(sz.split(b";")[0], 16)
+                    if n == 0:
+                        _, buf = self._read_until(conn, buf, b"\r\n", 1000)
+                        break
+                    part, buf = self._read_n(conn, buf, n + 2)
+                    body += part[:-2]
+                    if len(body) > MAX_REQUEST_BODY:
+                        return
+            elif "content-length" in hdict:
+                n = int(hdict["content-length"])
+                if n > MAX_REQUEST_BODY:
+                    self._send_simple(conn, 413, b"too large")
+                    return
+                body, buf = self._read_n(conn, buf, n)
+            req = Request(cid, method, target, version, headers, body, cert)
+            with self.lock:
+                self.requests.append(req)
+            keep = self._answer(conn, req)
+            if not keep or self.close_each or hdict.get("connection", "").lower() == "close":
+                return
+            conn.settimeout(self.idle_timeout)
+
+    def _send_simple(self, conn, status, body):
+        try:
+            conn.sendall(b"HTTP/1.1 %d X\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % (
+                status, len(body)) + body)
+        except OSError:
+            pass
+
+    def _pick(self, req):
+        for h in list(self.hooks):
+            h(self, req)
+        with self.lock:
+            for r in self.rules:
+                if (r.times is None or r.hits < r.times) and r.match(req):
+                    r.hits += 1
+                    a = r.action
+                    if callable(a) and not isinstance(a, (Reply, Fault)):
+                        a = a(req)
+                        if a is None:
+                            continue
+                    return a
+        return None
+
+    def _answer(self, conn, req):
+        """Send the answer; return whether the connection may be kept."""
+        action = self._pick(req)
+        if action is None:
+            action = self._handle(req)
+        if isinstance(action, Fault):
+            return self._fault(conn, req, action)
+        req.status = action.status
+        self._send(conn, action, req)
+        return True
+
+    # ------------------------------------------------------------ framing
+
+    def _head(self, status, headers, extra=()):
+        reason = {200: "OK", 201: "Created", 302: "Found", 400: "Bad Request", 401: "Unauthorized",
+                  403: "Forbidden", 404: "Not Found", 409: "Conflict", 410: "Gone",
+                  415: "Unsupported Media Type", 422: "Unprocessable Entity",
+                  429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
+                  503: "Service Unavailable", 504: "Gateway Timeout"}.get(status, "Status")
+        h = ["HTTP/1.1 %d %s" % (status, reason)]
+        h.append("Audit-Id: %08x-0000-4000-8000-%012x" % (int(time.time()) & 0xffffffff, id(headers) & 0xffffffffffff))
+        h.append("Cache-Control: no-cache, private")
+        for k, v in headers:
+            h.append("%s: %s" % (k, v))
+        for k, v in extra:
+            h.append("%s: %s" % (k, v))
+        h.append("X-Kubernetes-Pf-Flowschema-Uid: 5d2b6c6e-7c1d-4c4e-9a55-2b9a0c1f3e21")
+        h.append("Date: " + time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime()))
+        if self.close_each:
+            h.append("Connection: close")
+        return ("\r\n".join(h) + "\r\n").encode("latin-1")
+
+    def _chunks(self, body):
+        out = []
+        cs = max(1, self.chunk_size)
+        for i in range(0, len(body), cs):
+            part = body[i:i + cs]
+            out.append(b"%x\r\n" % len(part) + part + b"\r\n")
+        return out
+
+    def _send(self, conn, rep, req=None, extra=()):
+        chunked = self.chunked if rep.chunked is None else rep.chunked
+        if chunked:
+            head = self._head(rep.status, rep.headers, list(extra) + [("Transfer-Encoding", "chunked")])
+            conn.sendall(head + b"\r\n")
+            for c in self._chunks(rep.body):
+                conn.sendall(c)
+            conn.sendall(b"0\r\n\r\n")
+        else:
+            head = self._head(rep.status, rep.headers, list(extra) + [("Content-Length", str(len(rep.body)))])
+            conn.sendall(head + b"\r\n" + rep.body)
+
+    def _fault(self, conn, req, f):
+        kind, kw = f.kind, f.kw
+        self._event("fault %s on %s %s" % (kind, req.method, req.target))
+        if kind == "close_no_reply":
+            return False
+        if kind == "redirect":
+            rep = Reply(302, kw.get("body", ""), headers=[("Location", kw["location"])],
+                        content_type="text/html; charset=utf-8")
+            req.status = 302
+            self._send(conn, rep)
+            return True
+        if kind == "raw":
+            conn.sendall(kw["data"])
+            return False
+        normal = self._handle(req)
+        body = normal.body
+        chunked = kw.get("chunked", self.chunked)
+        if kind == "garbage_json":
+            req.status = 200
+            self._send(conn, Reply(200, kw.get("body", b'{"kind":"NodeList","items":[{"metadata":{"name":"x"}}, ]]}{{'),
+                                   content_type="application/json", chunked=chunked))
+            return True
+        if kind == "truncated_json":
+            req.status = 200
+            self._send(conn, Reply(200, body[:len(body) // 2], content_type="application/json",
+                                   chunked=chunked))
+            return True
+        if kind in ("huge_header", "many_headers"):
+            if kind == "huge_header":
+                extra = [("X-Standin-Junk", "a" * kw.get("size", 200000))]
+            else:
+                extra = [("X-Standin-H%d" % i, "v%d" % i) for i in range(kw.get("count", 5000))]
+            req.status = normal.status
+            self._send(conn, normal, extra=extra)
+            return True
+        if kind in ("close_mid_body", "bad_chunk", "slow"):
+            req.status = normal.status
+            half = max(1, len(body) // 2)
+            if chunked or kind == "bad_chunk":
+                conn.sendall(self._head(normal.status, normal.headers, [("Transfer-Encoding", "chunked")]) + b"\r\n")
+                conn.sendall(b"%x\r\n" % half + body[:half] + b"\r\n")
+                if kind == "bad_chunk":
+                    conn.sendall(b"zz9\r\n" + body[half:] + b"\r\n0\r\n\r\n")
+                    return False
+            else:
+                conn.sendall(self._head(normal.status, normal.headers, [("Content-Length", str(len(body)))])
+                             + b"\r\n" + body[:half])
+            if kind == "slow":
+                self._stop.wait(kw.get("seconds", 60))
+            return False
+        if kind == "slow_headers":
+            self._stop.wait(kw.get("seconds", 60))
+            return False
+        raise ValueError("unknown fault " + kind)
+
+    # ------------------------------------------------------------ the API
+
+    def _auth(self, req):
+        if req.client_cert:
+            return True
+        try:
+            with open(self.token_file) as f:
+                want = f.read().strip()
+        except OSError:
+            want = None
+        got = req.header("Authorization", "")
+        return bool(want) and got == "Bearer " + want
+
+    def _forbidden(self, verb, name=None):
+        who = 'User "system:serviceaccount:kube-system:node-recovery"'
+        if name:
+            msg = 'nodes "%s" is forbidden: %s cannot %s resource "nodes" in API group "" at the cluster scope' % (
+                name, who, verb)
+            det = {"name": name, "kind": "nodes"}
+        else:
+            msg = 'nodes is forbidden: %s cannot %s resource "nodes" in API group "" at the cluster scope' % (who, verb)
+            det = {"kind": "nodes"}
+        return Reply(403, status_body(403, "Forbidden", msg, det))
+
+    def _not_found(self, name):
+        return Reply(404, status_body(404, "NotFound", 'nodes "%s" not found' % name,
+                                      {"name": name, "kind": "nodes"}))
+
+    def _handle(self, req):
+        with self.lock:
+            return self._handle_locked(req)
+
+    def _handle_locked(self, req):
+        if not self._auth(req):
+            return Reply(401, status_body(401, "Unauthorized", "Unauthorized"))
+        if req.path == "/api/v1/nodes":
+            if req.method != "GET":
+                return Reply(405, status_body(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+            if "list" not in self.verbs:
+                return self._forbidden("list")
+            return self._list(req)
+        name = req.node_name
+        if name is None or "/" in name:
+            return Reply(404, status_body(404, "NotFound", "the server could not find the requested resource",
+                                          {}))
+        verb = {"GET": "get", "PATCH": "patch", "DELETE": "delete", "PUT": "update"}.get(req.method)
+        if verb is None:
+            return Reply(405, status_body(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+        if verb not in self.verbs:
+            return self._forbidden(verb, name)
+        n = self.nodes.get(name)
+        if verb == "get":
+            if n is None:
+                return self._not_found(name)
+            return Reply(200, self._versioned(n))
+        if verb == "patch":
+            return self._patch(req, name, n)
+        if verb == "delete":
+            return self._delete(req, name, n)
+        return Reply(405, status_body(405, "MethodNotAllowed", "not supported by the stand-in"))
+
+    @staticmethod
+    def _versioned(n):
+        out = {"kind": "Node", "apiVersion": "v1"}
+        out.update(copy.deepcopy(n))
+        return out
+
+    def _list(self, req):
+        q = req.query
+        keys = [k for k, _ in q]
+        bad = [k for k in keys if k not in ("limit", "continue")]
+        if bad or len(keys) != len(set(keys)):
+            return Reply(400, status_body(400, "BadRequest",
+                                          "stand-in: unexpected query parameters %r" % (keys,)))
+        qd = dict(q)
+        limit = 0
+        if "limit" in qd:
+            if not qd["limit"].isdigit():
+                return Reply(400, status_body(400, "BadRequest", "invalid limit %r" % qd["limit"]))
+            limit = int(qd["limit"])
+        names = sorted(self.nodes)
+        list_rv = self.rv
+        if "continue" in qd:
+            if self.expire_continue > 0:
+                self.expire_continue -= 1
+                tok = self._token(list_rv, names[0] if names else "")
+                return Reply(410, status_body(
+                    410, "Expired",
+                    "The provided continue parameter is too old to display a consistent list result. "
+                    "You can start a new list without the continue parameter, or use the continue token "
+                    "in this response to retrieve the remainder of the results. Continuing with the "
+                    "provided token results in an inconsistent list - objects that were created, "
+                    "modified, or deleted between the time the first chunk was returned and now may "
+                    "show up in the list.", metadata={"continue": tok}))
+            try:
+                raw = qd["continue"]
+                tok = json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+                start = tok["start"]
+                list_rv = tok["rv"]
+            except Exception as e:  # noqa: BLE001 - any undecodable token is a 400
+                return Reply(400, status_body(400, "BadRequest", "continue key is not valid: %s" % e))
+            if not start.endswith("\x00"):
+                return Reply(400, status_body(400, "BadRequest", "continue key is not valid"))
+            names = [nm for nm in names if nm >= start[:-1] + "\x00"]
+        page = names[:limit] if limit else names
+        rest = names[len(page):]
+        meta = {"resourceVersion": str(list_rv)}
+        if rest:
+            meta["continue"] = self._token(list_rv, page[-1] + "\x00")
+            meta["remainingItemCount"] = len(rest)
+        body = {"kind": "NodeList", "apiVersion": "v1", "metadata": meta,
+                "items": [copy.deepcopy(self.nodes[nm]) for nm in page]}
+        return Reply(200, body)
+
+    @staticmethod
+    def _token(rv, start):
+        j = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start}, separators=(",", ":"))
+        return base64.urlsafe_b64encode(j.encode()).decode().rstrip("=")
+
+    def _invalid(self, name, msg, causes=None):
+        return Reply(422, status_body(422, "Invalid", 'Node "%s" is invalid: %s' % (name, msg),
+                                      {"name": name, "kind": "Node", "causes": causes or []}))
+
+    def _patch(self, req, name, n):
+        ct = (req.header("Content-Type") or "").split(";")[0].strip().lower()
+        if ct not in ("application/json-patch+json",):
+            return Reply(415, status_body(415, "UnsupportedMediaType",
+                                          '415: Unsupported Media Type: "%s"' % ct))
+        if n is None:
+            return self._not_found(name)
+        try:
+            ops = json.loads(req.body.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            return Reply(400, status_body(400, "BadRequest", "error decoding patch: %s" % e))
+        if not isinstance(ops, list):
+            return Reply(400, status_body(400, "BadRequest",
+                                          "json: cannot unmarshal object into Go value of type jsonpatch.Patch"))
+        try:
+            out = apply_patch(self._versioned(n), ops)
+        except PatchError as e:
+            # what kube-apiserver's patch handler gives for any jsonpatch Apply error
+            return Reply(422, status_body(
+                422, "Invalid", "the server rejected our request due to an error in our request",
+                {"causes": [{"reason": "UnexpectedServerResponse", "message": str(e)}]}))
+        if not isinstance(out, dict) or not isinstance(out.get("metadata"), dict):
+            return self._invalid(name, "metadata: Required value")
+        md = out["metadata"]
+        if md.get("name") != name:
+            return Reply(400, status_body(400, "BadRequest", "the name of the object (%s) does not match the name on the URL (%s)" % (md.get("name"), name)))
+        if md.get("uid") != n["metadata"]["uid"]:
+            return self._invalid(name, "metadata.uid: Invalid value: field is immutable")
+        if md.get("resourceVersion") != n["metadata"]["resourceVersion"]:
+            return Reply(409, status_body(
+                409, "Conflict", 'Operation cannot be fulfilled on nodes "%s": the object has been modified; '
+                'please apply your changes to the latest version and try again' % name,
+                {"name": name, "kind": "nodes"}))
+        for fld in ("annotations", "labels"):
+            m = md.get(fld)
+            if m is None:
+                continue
+            if not isinstance(m, dict) or any(not isinstance(v, str) for v in m.values()):
+                return Reply(400, status_body(400, "BadRequest", "json: cannot unmarshal into Go struct field ObjectMeta.metadata.%s of type string" % fld))
+            for k in m:
+                if not k or len(k) > 316 or any(c in k for c in ' "\\~\n'):
+                    return self._invalid(name, 'metadata.%s: Invalid value: "%s": name part must consist of alphanumeric characters' % (fld, k))
+        spec = out.get("spec") or {}
+        taints = spec.get("taints")
+        if taints is not None:
+            if not isinstance(taints, list):
+                return Reply(400, status_body(400, "BadRequest", "json: cannot unmarshal into Go struct field NodeSpec.spec.taints of type []v1.Taint"))
+            seen = set()
+            for i, t in enumerate(taints):
+                if not isinstance(t, dict) or not t.get("key"):
+                    return self._invalid(name, "spec.taints[%d].key: Required value" % i)
+                if t.get("effect") not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+                    return self._invalid(name, 'spec.taints[%d].effect: Unsupported value: "%s"' % (i, t.get("effect")))
+                if "value" in t and not isinstance(t["value"], str):
+                    return Reply(400, status_body(400, "BadRequest", "json: cannot unmarshal into Go struct field Taint.spec.taints.value of type string"))
+                kk = (t["key"], t["effect"])
+                if kk in seen:
+                    return self._invalid(name, 'spec.taints[%d]: Duplicate value: "%s"' % (i, t["key"] + ":" + t["effect"]))
+                seen.add(kk)
+            if not taints:
+                del spec["taints"]  # omitempty
+        out.pop("kind", None)
+        out.pop("apiVersion", None)
+        self.rv += 1
+        out["metadata"]["resourceVersion"] = str(self.rv)
+        self.nodes[name] = out
+        return Reply(200, self._versioned(out))
+
+    def _delete(self, req, name, n):
+        opts = {}
+        if req.body:
+            try:
+                opts = json.loads(req.body.decode("utf-8"))
+            except (ValueError, UnicodeDecodeError) as e:
+                return Reply(400, status_body(400, "BadRequest", "error decoding DeleteOptions: %s" % e))
+            if not isinstance(opts, dict):
+                return Reply(400, status_body(400, "BadRequest", "DeleteOptions is not an object"))
+        if n is None:
+            return self._not_found(name)
+        pre = opts.get("preconditions") or {}
+        md = n["metadata"]
+        if "uid" in pre and pre["uid"] != md["uid"]:
+            return Reply(409, status_body(
+                409, "Conflict", 'Operation cannot be fulfilled on nodes "%s": Precondition failed: UID in '
+                'precondition: %s, UID in object meta: %s' % (name, pre["uid"], md["uid"]),
+                {"name": name, "kind": "nodes"}))
+        if "resourceVersion" in pre and pre["resourceVersion"] != md["resourceVersion"]:
+            return Reply(409, status_body(
+                409, "Conflict", 'Operation cannot be fulfilled on nodes "%s": Precondition failed: '
+                'ResourceVersion in precondition: %s, ResourceVersion in object meta: %s' % (
+                    name, pre["resourceVersion"], md["resourceVersion"]),
+                {"name": name, "kind": "nodes"}))
+        del self.nodes[name]
+        self.rv += 1
+        gone = self._versioned(n)
+        return Reply(200, gone)
+
+
+# ---------------------------------------------------------------- standalone use
+
+def main():
+    """Run the stand-in by hand: python3 apiserver.py [--port-file F] (Ctrl-C to stop)."""
+    import argparse
+    import tempfile
+    import fixtures
+    import certs
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--certdir")
+    ap.add_argument("--content-length", action="store_true")
+    ap.add_argument("--seconds", type=float, default=600, help="stop after this long")
+    a = ap.parse_args()
+    d = a.certdir or tempfile.mkdtemp(prefix="standin-")
+    if not os.path.exists(os.path.join(d, "ca.crt")):
+        certs.make_certs(d)
+    nodes = fixtures.etcd_servers(3) + [fixtures.node("agent-1", ready="Unknown", since=300),
+                                        fixtures.node("agent-2")]
+    srv = StandIn(d, nodes=nodes, chunked=not a.content_length).start()
+    with open(srv.token_file) as f:
+        tok = f.read()
+    print("url=%s ca=%s/ca.crt token-file=%s token=%s" % (srv.url, d, srv.token_file, tok), flush=True)
+    try:
+        time.sleep(a.seconds)
+    except KeyboardInterrupt:
+        pass
+    srv.stop()
+
+
+if __name__ == "__main__":
+    main()
