@@ -59,14 +59,20 @@ SRC
 	cp "$BEARSSL/out/libbearssl.a" "$BEARSSL/libbearssl.a"
 }
 
-deps() { need_packages; bearssl; }
+# musl-gcc does not search /usr/include (glibc's); jsmn's header is linked in on its own.
+deps() {
+	need_packages
+	bearssl
+	mkdir -p $DEPS/include
+	ln -sf /usr/include/jsmn.h $DEPS/include/jsmn.h
+}
 
 # The static, stripped binary: musl, BearSSL, -Os, unused sections dropped.
 build() {
 	deps
 	mkdir -p $B
 	musl-gcc -std=c11 -D_DEFAULT_SOURCE -Os $WARN -DNODERECOVER_VERSION="\"$VERSION\"" \
-		-ffunction-sections -fdata-sections -I/usr/include/bearssl \
+		-ffunction-sections -fdata-sections -I/usr/include/bearssl -I$DEPS/include \
 		-static -s -Wl,--gc-sections -o $B/noderecover noderecover.c $LIB $BEARSSL/libbearssl.a
 	say "built $B/noderecover ($(wc -c < $B/noderecover) bytes)"
 }

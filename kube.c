@@ -1,0 +1,487 @@
+/*
+ * The Kubernetes API as noderecover uses it: paged node lists read as they arrive, JSON
+ * patches and deletes guarded by the node's resourceVersion, the bearer token or client
+ * certificate they carry, and the retries the API's status codes call for. Knows paths and
+ * status codes; the rules live in policy.c, the wire in http.c. Allocates nothing per call.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "json.h"
+#include "kube.h"
+#include "node.h"
+#include "settings.h"
+
+#define BODY_MAX 4096      /* what is kept of an error response to explain it */
+#define PATCH_MAX 4096
+#define READ_CHUNK 16384
+
+__attribute__((format(printf, 2, 3)))
+static enum kube_result fail(struct kube *k, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(k->err, sizeof k->err, fmt, ap);
+	va_end(ap);
+	return KUBE_FAILED;
+}
+
+const char *kube_error(const struct kube *k)
+{
+	return k->err;
+}
+
+int kube_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > NODE_NAME_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		if (!alnum && (i == 0 || i == n - 1 || (c != '-' && c != '.')))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * A bearer token is printable ASCII without spaces; anything else would let a file bend the
+ * request's headers. Reads the file again when it is older than KUBE_TOKEN_REREAD or force.
+ */
+static int load_token(struct kube *k, int force)
+{
+	time_t now = time(NULL);
+	char *tok;
+	size_t n;
+
+	if (!k->t->token_file[0] || (!force && k->token_read && now - k->token_read < KUBE_TOKEN_REREAD))
+		return 0;
+	if (!(tok = settings_read_file(k->t->token_file, KUBE_TOKEN_MAX - 1, &n))) {
+		fail(k, "cannot read token file %.256s: %s", k->t->token_file,
+		    errno == EFBIG ? "too large for a token" : strerror(errno));
+		return -1;
+	}
+	while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ' || tok[n - 1] == '\t'))
+		n--;
+	for (size_t i = 0; i < n; i++) {
+		if (tok[i] < 0x21 || tok[i] > 0x7e) {
+			memset(tok, 0, n);
+			free(tok);
+			fail(k, "token file %.256s holds a character a bearer token cannot have", k->t->token_file);
+			return -1;
+		}
+	}
+	if (n == 0) {
+		free(tok);
+		fail(k, "token file %.256s is empty", k->t->token_file);
+		return -1;
+	}
+	memcpy(k->token, tok, n);
+	k->token[n] = '\0';
+	memset(tok, 0, n);
+	free(tok);
+	k->token_read = now;
+	return 0;
+}
+
+/* Splits https://HOST[:PORT][/PREFIX]; an IPv6 host comes in brackets. */
+static int parse_server(struct kube *k, char *host, size_t hostlen, char *port, size_t portlen)
+{
+	const char *p = k->t->server + 8, *end, *h0, *h1;
+
+	if (strncmp(k->t->server, "https://", 8) != 0)
+		return -1;
+	if (*p == '[') {
+		h0 = p + 1;
+		if (!(h1 = strchr(h0, ']')))
+			return -1;
+		end = h1 + 1;
+	} else {
+		h0 = p;
+		h1 = h0 + strcspn(h0, ":/?#");
+		end = h1;
+	}
+	if (h1 == h0 || (size_t)(h1 - h0) >= hostlen)
+		return -1;
+	memcpy(host, h0, (size_t)(h1 - h0));
+	host[h1 - h0] = '\0';
+	snprintf(port, portlen, "443");
+	if (*end == ':') {
+		size_t n = strspn(end + 1, "0123456789");
+		if (n == 0 || n >= portlen || (end[1 + n] != '\0' && end[1 + n] != '/'))
+			return -1;
+		memcpy(port, end + 1, n);
+		port[n] = '\0';
+		end += 1 + n;
+	}
+	if (*end != '\0' && *end != '/')
+		return -1;
+	if ((size_t)snprintf(k->prefix, sizeof k->prefix, "%s", end) >= sizeof k->prefix)
+		return -1;
+	for (size_t n = strlen(k->prefix); n > 0 && k->prefix[n - 1] == '/'; n--)
+		k->prefix[n - 1] = '\0';
+	if (strpbrk(k->prefix, "?# \r\n"))
+		return -1;
+	return 0;
+}
+
+int kube_init(struct kube *k, const struct kube_target *t, volatile const int *stop, char *err,
+    size_t errlen)
+{
+	char host[256], port[8];
+
+	memset(k, 0, sizeof *k);
+	k->t = t;
+	k->stop = stop;
+	if (parse_server(k, host, sizeof host, port, sizeof port) < 0) {
+		snprintf(err, errlen, "server '%.256s' is not https://HOST[:PORT][/PATH]", t->server);
+		return -1;
+	}
+	if (http_tls_load(&k->tls, t->ca_pem, t->ca_len, t->cert_pem, t->cert_len, t->key_pem,
+	    t->key_len, err, errlen) < 0)
+		return -1;
+	if (http_init(&k->http, &k->tls, host, port, t->tls_server_name) < 0) {
+		snprintf(err, errlen, "server name '%.256s' is too long", host);
+		return -1;
+	}
+	if (t->token) {
+		size_t n = strlen(t->token);
+		if (n == 0 || n >= sizeof k->token) {
+			snprintf(err, errlen, "the kubeconfig's token is empty or too long");
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (t->token[i] < 0x21 || t->token[i] > 0x7e) {
+				snprintf(err, errlen, "the kubeconfig's token holds a character a bearer token cannot have");
+				return -1;
+			}
+		}
+		memcpy(k->token, t->token, n + 1);
+	} else if (load_token(k, 1) < 0) {
+		snprintf(err, errlen, "%s", k->err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Waits, a second at a time so a stop request is seen. Returns -1 when asked to stop. */
+static int wait_seconds(struct kube *k, long s)
+{
+	for (; s > 0; s--) {
+		if (k->stop && *k->stop)
+			return -1;
+		struct timespec ts = { 1, 0 };
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !(k->stop && *k->stop))
+			;
+	}
+	return k->stop && *k->stop ? -1 : 0;
+}
+
+/*
+ * Sends a request and reads the response head, retrying what is worth retrying: a dropped
+ * connection or a 5xx with backoff, a 429 or 503 after its Retry-After, a 401 once after
+ * reading the token file again (the kubelet may have rotated it). Returns 0 with *r filled
+ * and the body unread, or -1 with k->err set. A retried PATCH or DELETE is safe: its
+ * resourceVersion precondition fails if the first attempt went through.
+ */
+static int request(struct kube *k, const char *method, const char *path, const char *ctype,
+    const char *body, size_t len, struct http_response *r)
+{
+	char headers[KUBE_TOKEN_MAX + 256];
+	int reread = 0;
+
+	for (int attempt = 0;; attempt++) {
+		size_t n = 0;
+		long wait;
+
+		if (load_token(k, 0) < 0)
+			return -1;
+		headers[0] = '\0';
+		if (k->token[0])
+			n = (size_t)snprintf(headers, sizeof headers, "Authorization: Bearer %s\r\n", k->token);
+		if (ctype && n < sizeof headers)
+			n += (size_t)snprintf(headers + n, sizeof headers - n, "Content-Type: %s\r\n", ctype);
+		if (n >= sizeof headers) {
+			fail(k, "request headers too long");
+			return -1;
+		}
+		if (http_request(&k->http, method, path, headers, body, len, r) < 0) {
+			memset(headers, 0, sizeof headers);
+			if (attempt >= KUBE_RETRIES || wait_seconds(k, 1L << attempt) < 0) {
+				fail(k, "%s", k->http.err);
+				return -1;
+			}
+			continue;
+		}
+		memset(headers, 0, sizeof headers);
+		if (r->status == 401 && k->t->token_file[0] && !reread) {
+			reread = 1;
+			http_discard(&k->http);
+			if (load_token(k, 1) < 0)
+				return -1;
+			attempt--;
+			continue;
+		}
+		if (r->status == 429 || r->status == 503)
+			wait = r->retry_after >= 0 ? r->retry_after : 1L << attempt;
+		else if (r->status == 500 || r->status == 502 || r->status == 504)
+			wait = 1L << attempt;
+		else
+			return 0;
+		if (attempt >= KUBE_RETRIES)
+			return 0;
+		if (wait < 1)
+			wait = 1;
+		if (wait > KUBE_RETRY_AFTER_MAX)
+			wait = KUBE_RETRY_AFTER_MAX;
+		http_discard(&k->http);
+		if (wait_seconds(k, wait) < 0)
+			return 0;
+	}
+}
+
+/* Puts what was being done in front of the reason already in k->err. */
+static enum kube_result failed(struct kube *k, const char *what)
+{
+	char reason[sizeof k->err];
+
+	memcpy(reason, k->err, sizeof reason);
+	return fail(k, "%s: %.400s", what, reason);
+}
+
+/* Turns a refused request into one line: what, the status, and the server's reason. */
+static enum kube_result refused(struct kube *k, const char *what, const struct http_response *r)
+{
+	char body[BODY_MAX + 1], reason[64], msg[300];
+	size_t n = 0;
+	long got;
+
+	while (n < BODY_MAX && (got = http_read(&k->http, body + n, BODY_MAX - n)) > 0)
+		n += (size_t)got;
+	body[n] = '\0';
+	http_discard(&k->http);
+	if (json_status(body, n, reason, sizeof reason, msg, sizeof msg) < 0 || !msg[0]) {
+		/* Not a Status (a 429's body is plain text): its first line, made printable. */
+		size_t i;
+		for (i = 0; i < n && i < 200 && body[i] != '\n' && body[i] != '\r'; i++)
+			msg[i] = body[i] >= 0x20 && body[i] < 0x7f ? body[i] : '?';
+		msg[i] = '\0';
+		reason[0] = '\0';
+	}
+	return fail(k, "%s: HTTP %d%s%s%s%s", what, r->status, reason[0] ? " " : "", reason,
+	    msg[0] ? ": " : "", msg);
+}
+
+/* Appends s to dst percent-encoded, as a query value. */
+static int query_escape(char *dst, size_t cap, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(dst);
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '_' || c == '.' || c == '~';
+		if (n + (plain ? 1 : 3) >= cap)
+			return -1;
+		if (plain) {
+			dst[n++] = (char)c;
+		} else {
+			dst[n++] = '%';
+			dst[n++] = hex[c >> 4];
+			dst[n++] = hex[c & 15];
+		}
+	}
+	dst[n] = '\0';
+	return 0;
+}
+
+enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t cap,
+    kube_node_fn node, kube_restart_fn restart, void *ctx)
+{
+	static struct json_list l;
+	char path[KUBE_PATH_MAX + 3 * JSON_CONTINUE_MAX];
+	char cont[JSON_CONTINUE_MAX + 1] = "";
+	char chunk[READ_CHUNK];
+	int restarted = 0;
+
+	for (;;) {
+		struct http_response r;
+		long got;
+
+		if (k->stop && *k->stop)
+			return fail(k, "listing nodes: stopping");
+		if ((size_t)snprintf(path, sizeof path, "%s/api/v1/nodes?limit=%ld%s", k->prefix, limit,
+		    cont[0] ? "&continue=" : "") >= sizeof path || query_escape(path, sizeof path, cont) < 0)
+			return fail(k, "listing nodes: continue token too long");
+		if (request(k, "GET", path, NULL, NULL, 0, &r) < 0)
+			return failed(k, "listing nodes");
+		if (r.status == 410 && !restarted) {
+			/* The continue token expired (etcd compacted): start again, once a pass. */
+			http_discard(&k->http);
+			restarted = 1;
+			cont[0] = '\0';
+			restart(ctx);
+			continue;
+		}
+		if (r.status != 200)
+			return refused(k, "listing nodes", &r);
+		if (strncmp(r.content_type, "application/json", 16) != 0) {
+			http_close(&k->http);
+			return fail(k, "listing nodes: the server answered with '%.40s', not JSON", r.content_type);
+		}
+		json_list_init(&l, buf, cap, node, ctx);
+		while ((got = http_read(&k->http, chunk, sizeof chunk)) > 0) {
+			int v = json_list_feed(&l, chunk, (size_t)got);
+			if (v != 0) {
+				http_close(&k->http);
+				if (v < 0)
+					return fail(k, "reading the node list: %s", l.err);
+				return fail(k, "listing nodes: stopped");
+			}
+		}
+		if (got < 0) {
+			http_close(&k->http);
+			return fail(k, "reading the node list: %s", k->http.err);
+		}
+		if (json_list_end(&l) < 0)
+			return fail(k, "reading the node list: %s", l.err);
+		if (!l.cont[0])
+			return KUBE_OK;
+		memcpy(cont, l.cont, sizeof cont);
+	}
+}
+
+/* Sends one change to a node and sorts the answer. */
+static enum kube_result change(struct kube *k, const char *method, const struct node_facts *f,
+    const char *ctype, const char *body, size_t len)
+{
+	char path[KUBE_PATH_MAX], what[NODE_NAME_MAX + 32];
+	struct http_response r;
+
+	if (!kube_name_ok(f->name))
+		return fail(k, "not a node name, not put into a path");
+	if ((size_t)snprintf(path, sizeof path, "%s/api/v1/nodes/%s", k->prefix, f->name) >= sizeof path)
+		return fail(k, "path too long");
+	snprintf(what, sizeof what, "%s %s", strcmp(method, "DELETE") == 0 ? "deleting" : "patching", f->name);
+	if (request(k, method, path, ctype, body, len, &r) < 0)
+		return failed(k, what);
+	if (r.status >= 200 && r.status < 300) {
+		http_discard(&k->http);
+		return KUBE_OK;
+	}
+	/* 422 is how a failed JSON-patch test comes back (reason Invalid, a generic message);
+	 * 409 is a failed delete precondition. Either way the node changed since it was listed. */
+	if (r.status == 409 || r.status == 422) {
+		refused(k, what, &r);
+		return KUBE_CHANGED;
+	}
+	if (r.status == 404) {
+		http_discard(&k->http);
+		return KUBE_GONE;
+	}
+	return refused(k, what, &r);
+}
+
+/* The guard every patch starts with: act only on the node as it was listed. */
+static void test_rv(struct json_buf *b, const struct node_facts *f)
+{
+	json_raw(b, "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":");
+	json_str(b, f->rv);
+	json_raw(b, "}");
+}
+
+static void rfc3339(char *out, size_t n, time_t t)
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+enum kube_result kube_taint(struct kube *k, const struct node_facts *f, const char *annotation,
+    time_t now)
+{
+	char body[PATCH_MAX], when[32];
+	struct json_buf b;
+	int n;
+
+	rfc3339(when, sizeof when, now);
+	json_buf_init(&b, body, sizeof body);
+	test_rv(&b, f);
+	/* spec.taints and metadata.annotations may be absent: then the patch creates them. */
+	json_raw(&b, f->has_taints ? ",{\"op\":\"add\",\"path\":\"/spec/taints/-\",\"value\":"
+	    : ",{\"op\":\"add\",\"path\":\"/spec/taints\",\"value\":[");
+	json_raw(&b, "{\"key\":\"" NODE_TAINT_KEY "\",\"value\":\"" NODE_TAINT_VALUE "\",\"effect\":\""
+	    NODE_TAINT_EFFECT "\",\"timeAdded\":\"");
+	json_raw(&b, when);
+	json_raw(&b, f->has_taints ? "\"}}" : "\"}]}");
+	if (f->has_annotations) {
+		json_raw(&b, ",{\"op\":\"add\",\"path\":\"/metadata/annotations/");
+		json_ptr(&b, annotation);
+		json_raw(&b, "\",\"value\":\"");
+		json_raw(&b, when);
+		json_raw(&b, "\"}]");
+	} else {
+		json_raw(&b, ",{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{");
+		json_str(&b, annotation);
+		json_raw(&b, ":\"");
+		json_raw(&b, when);
+		json_raw(&b, "\"}}]");
+	}
+	if ((n = json_buf_end(&b)) < 0)
+		return fail(k, "patch for %s too long", f->name);
+	return change(k, "PATCH", f, "application/json-patch+json", body, (size_t)n);
+}
+
+enum kube_result kube_clear(struct kube *k, const struct node_facts *f, const char *annotation)
+{
+	char body[PATCH_MAX], idx[16];
+	struct json_buf b;
+	int n;
+
+	json_buf_init(&b, body, sizeof body);
+	test_rv(&b, f);
+	if (f->oos_taint >= 0) {
+		snprintf(idx, sizeof idx, "%d", f->oos_taint);
+		json_raw(&b, ",{\"op\":\"test\",\"path\":\"/spec/taints/");
+		json_raw(&b, idx);
+		json_raw(&b, "/key\",\"value\":\"" NODE_TAINT_KEY "\"},{\"op\":\"remove\",\"path\":\"/spec/taints/");
+		json_raw(&b, idx);
+		json_raw(&b, "\"}");
+	}
+	if (f->our_annotation) {
+		json_raw(&b, ",{\"op\":\"remove\",\"path\":\"/metadata/annotations/");
+		json_ptr(&b, annotation);
+		json_raw(&b, "\"}");
+	}
+	json_raw(&b, "]");
+	if ((n = json_buf_end(&b)) < 0)
+		return fail(k, "patch for %s too long", f->name);
+	return change(k, "PATCH", f, "application/json-patch+json", body, (size_t)n);
+}
+
+enum kube_result kube_delete(struct kube *k, const struct node_facts *f)
+{
+	char body[PATCH_MAX];
+	struct json_buf b;
+	int n;
+
+	/* kubectl delete cannot send preconditions; they keep a node that came back (or was
+	 * relabelled) since it was listed from being deleted on stale facts. */
+	json_buf_init(&b, body, sizeof body);
+	json_raw(&b, "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"preconditions\":{\"uid\":");
+	json_str(&b, f->uid);
+	json_raw(&b, ",\"resourceVersion\":");
+	json_str(&b, f->rv);
+	json_raw(&b, "}}");
+	if ((n = json_buf_end(&b)) < 0)
+		return fail(k, "delete options for %s too long", f->name);
+	return change(k, "DELETE", f, "application/json", body, (size_t)n);
+}

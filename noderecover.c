@@ -1,0 +1,317 @@
+/*
+ * noderecover: taints nodes that stopped reporting so their pods can be replaced, clears the
+ * taint when they return, and (opt-in) deletes removable nodes that stayed gone.
+ * This file owns the command line, the loop, signals and every log line; it asks kube.c for
+ * nodes, policy.c for decisions, and hands the decisions back to kube.c.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "json.h"
+#include "kube.h"
+#include "policy.h"
+#include "settings.h"
+
+#ifndef NODERECOVER_VERSION
+#define NODERECOVER_VERSION "dev"
+#endif
+
+#define NODE_OBJECT_MAX (256 * 1024)  /* largest Node object read; a larger one is skipped */
+#define KEEP_MAX 1024                 /* nodes acted on in one pass; the rest wait for the next */
+
+static volatile int stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* One log line on stderr: a UTC timestamp and the message, written at once. */
+__attribute__((format(printf, 1, 2)))
+static void say(const char *fmt, ...)
+{
+	char line[1024];
+	time_t now = time(NULL);
+	struct tm tm;
+	size_t n;
+	va_list ap;
+
+	gmtime_r(&now, &tm);
+	n = strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%SZ ", &tm);
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
+	va_end(ap);
+	n = strlen(line);
+	line[n++] = '\n';
+	if (write(2, line, n) < 0)
+		return;
+}
+
+/* A name from the API made safe for one log line. */
+static const char *printable(const char *s, char *out, size_t n)
+{
+	size_t i = 0;
+
+	for (; *s && i + 1 < n; s++)
+		out[i++] = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
+	out[i] = '\0';
+	return out;
+}
+
+struct kept {
+	struct node_facts f;
+	struct policy_verdict v;
+};
+
+/* What one pass has learnt so far. */
+struct pass {
+	const struct settings *s;
+	struct json_keys keys;
+	int64_t now;
+	struct policy_summary sum;
+	int nkept, overflow, unreadable;
+	long seen;
+	struct kept kept[KEEP_MAX];
+};
+
+static void on_restart(void *ctx)
+{
+	struct pass *p = ctx;
+
+	memset(&p->sum, 0, sizeof p->sum);
+	p->nkept = p->overflow = p->unreadable = 0;
+	p->seen = 0;
+}
+
+static int on_node(void *ctx, const char *obj, size_t len)
+{
+	struct pass *p = ctx;
+	struct kept *k = &p->kept[p->nkept < KEEP_MAX ? p->nkept : KEEP_MAX - 1];
+	static struct kept spill;
+	char name[NODE_NAME_MAX + 1];
+
+	p->seen++;
+	if (p->nkept >= KEEP_MAX)
+		k = &spill;
+	if (!obj) {
+		say("Skipped node %ld of the list: its object is over %d KiB (read %zu bytes), more than noderecover reads; it is not acted on this pass",
+		    p->seen, NODE_OBJECT_MAX / 1024, len);
+		p->unreadable++;
+		return 0;
+	}
+	if (json_node_facts(obj, len, &p->keys, &k->f) < 0) {
+		say("Could not read node %s (item %ld of the list): not a Node object noderecover understands; it is not acted on this pass",
+		    k->f.name[0] ? printable(k->f.name, name, sizeof name) : "without a name", p->seen);
+		p->unreadable++;
+		return 0;
+	}
+	policy_summary_add(&p->sum, &k->f);
+	if (!policy_node(&k->f, &(struct policy_settings){ p->s->taint_after, p->s->prune_after, p->s->self_node },
+	    p->now, &k->v))
+		return 0;
+	if (!kube_name_ok(k->f.name)) {
+		say("Not acting on node '%s': not a valid node name", printable(k->f.name, name, sizeof name));
+		p->unreadable++;
+		return 0;
+	}
+	if (k == &spill)
+		p->overflow++;
+	else
+		p->nkept++;
+	return 0;
+}
+
+/* Says why a delete was refused. */
+static void say_refusal(const struct kept *k, const struct policy_summary *sum)
+{
+	switch (k->v.refusal) {
+	case POLICY_REFUSED_CONTROL_PLANE:
+		say("Not deleting %s: it is a control-plane node (label %s), never pruned; the pass fails",
+		    k->f.name, NODE_LABEL_CONTROL_PLANE);
+		break;
+	case POLICY_REFUSED_ETCD:
+		say("Not deleting %s: it is an etcd member (label %s), never pruned; the pass fails",
+		    k->f.name, NODE_LABEL_ETCD);
+		break;
+	case POLICY_REFUSED_QUORUM:
+		say("Not deleting %s: only %ld Ready etcd members would remain, fewer than the %d a cluster needs to tolerate losing one",
+		    k->f.name, sum->etcd_ready, POLICY_ETCD_FLOOR);
+		break;
+	case POLICY_ALLOWED:
+		break;
+	}
+}
+
+/* Does one decided action; returns 1 when it failed the pass. */
+static int act(struct kube *kc, const struct settings *s, const struct kept *k, time_t now)
+{
+	const char *verb = k->v.action == POLICY_TAINT ? "Tainting" : k->v.action == POLICY_CLEAR ? "Clearing" : "Deleting";
+	enum kube_result r;
+
+	switch (k->v.action) {
+	case POLICY_TAINT:
+		r = kube_taint(kc, &k->f, s->annotation, now);
+		break;
+	case POLICY_CLEAR:
+		r = kube_clear(kc, &k->f, s->annotation);
+		break;
+	case POLICY_DELETE:
+		r = kube_delete(kc, &k->f);
+		break;
+	default:
+		return 0;
+	}
+	switch (r) {
+	case KUBE_OK:
+		if (k->v.action == POLICY_TAINT)
+			say("Tainted %s %s=%s:%s: not reporting for %llds", k->f.name, NODE_TAINT_KEY,
+			    NODE_TAINT_VALUE, NODE_TAINT_EFFECT, (long long)k->v.unknown_for);
+		else if (k->v.action == POLICY_CLEAR)
+			say("Cleared %s: Ready again; out-of-service taint and annotation removed", k->f.name);
+		else
+			say("Deleted %s: not reporting for %llds", k->f.name, (long long)k->v.unknown_for);
+		return 0;
+	case KUBE_CHANGED:
+		say("%s changed since it was listed; next pass", k->f.name);
+		return 0;
+	case KUBE_GONE:
+		say("%s already gone", k->f.name);
+		return 0;
+	case KUBE_FAILED:
+		break;
+	}
+	say("%s %s failed: %s; next pass", verb, k->f.name, kube_error(kc));
+	return 1;
+}
+
+/* One pass: read every node, then act. Returns 0 when all went well, 1 when the pass failed. */
+static int pass(struct kube *kc, const struct settings *s)
+{
+	static struct pass p;
+	static char nodebuf[NODE_OBJECT_MAX];
+	int failed = 0;
+
+	memset(&p.sum, 0, sizeof p.sum);
+	p.s = s;
+	p.keys = (struct json_keys){ s->prune_label, s->annotation };
+	p.now = time(NULL);
+	on_restart(&p);
+	/* Nothing is done until the whole list is read: quorum needs every page, and a list
+	 * that broke halfway is no ground to act on. */
+	if (kube_list_nodes(kc, s->page_size, nodebuf, sizeof nodebuf, on_node, on_restart, &p) != KUBE_OK) {
+		say("Listing nodes failed: %s; no node acted on this pass", kube_error(kc));
+		return 1;
+	}
+	failed = p.unreadable > 0;
+	for (int i = 0; i < p.nkept && !stop; i++) {
+		struct kept *k = &p.kept[i];
+		policy_resolve(&k->v, &p.sum);
+		if (k->v.refusal != POLICY_ALLOWED) {
+			say_refusal(k, &p.sum);
+			failed = 1;
+		}
+		failed |= act(kc, s, k, time(NULL));
+	}
+	if (p.overflow) {
+		say("%d more nodes need action than the %d one pass handles; they are next pass", p.overflow, KEEP_MAX);
+		failed = 1;
+	}
+	return failed;
+}
+
+static const char usage[] =
+    "usage: noderecover [run|once|version|help] [options]\n"
+    "\n"
+    "Taints nodes whose Ready condition stayed Unknown with\n"
+    "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, clears it when they return,\n"
+    "and optionally deletes removable nodes that stayed gone.\n"
+    "\n"
+    "  run                      a pass every poll interval until SIGTERM (default)\n"
+    "  once                     one pass; exit 0 ok, 1 a pass failed, 2 bad settings\n"
+    "\n"
+    "  --taint-after SECONDS    NODE_RECOVERY_AFTER_SECONDS (required)\n"
+    "  --prune-after SECONDS    NODE_RECOVERY_PRUNE_AFTER_SECONDS (empty: pruning off)\n"
+    "  --prune-label KEY        NODE_RECOVERY_PRUNE_LABEL (github-runner.exadev.io/removable)\n"
+    "  --annotation KEY         NODE_RECOVERY_ANNOTATION (github-runner.exadev/out-of-service-applied-at)\n"
+    "  --self-node NAME         NODE_RECOVERY_SELF_NODE (outside a pod: the host name)\n"
+    "  --poll SECONDS           NODE_RECOVERY_POLL_SECONDS (15)\n"
+    "  --kubeconfig FILE        KUBECONFIG\n"
+    "  --server URL --ca-file FILE --token-file FILE\n"
+    "  --tls-server-name NAME   name to verify the server's certificate against\n"
+    "  --page-size N            nodes per list request (500)\n";
+
+static const char *env(const char *name)
+{
+	return getenv(name);
+}
+
+static void say_start(const struct settings *s, const struct kube_target *t)
+{
+	char prune[400];
+
+	if (s->prune_after)
+		snprintf(prune, sizeof prune, "prune after %llds (label %s=true)", (long long)s->prune_after, s->prune_label);
+	else
+		snprintf(prune, sizeof prune, "pruning off");
+	say("noderecover %s starting: taint after %llds, %s, annotation %s, self node %s%s%s, poll %llds, page size %ld; cluster %s%s%s from %s, authenticating with %s",
+	    NODERECOVER_VERSION, (long long)s->taint_after, prune, s->annotation,
+	    s->self_node[0] ? s->self_node : "unknown (set NODE_RECOVERY_SELF_NODE from spec.nodeName)",
+	    s->self_node[0] ? " from " : "", s->self_node[0] ? s->self_source : "",
+	    (long long)s->poll, s->page_size, t->server,
+	    t->tls_server_name[0] ? " verified as " : "", t->tls_server_name, t->source,
+	    t->cert_pem ? "a client certificate" : t->token_file[0] ? "the token file" : "the kubeconfig's token");
+}
+
+int main(int argc, char **argv)
+{
+	static struct settings s;
+	static struct kube_target t;
+	static struct kube kc;
+	char err[1024];
+	int failed;
+
+	if (settings_parse(&s, argc, argv, env, err, sizeof err) < 0) {
+		fprintf(stderr, "noderecover: %s\n", err);
+		return 2;
+	}
+	if (s.mode == MODE_HELP) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (s.mode == MODE_VERSION) {
+		printf("noderecover %s\n", NODERECOVER_VERSION);
+		return 0;
+	}
+	if (settings_target(&s, env, &t, err, sizeof err) < 0 ||
+	    kube_init(&kc, &t, &stop, err, sizeof err) < 0) {
+		fprintf(stderr, "noderecover: %s\n", err);
+		return 2;
+	}
+	struct sigaction sa = { 0 };
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	say_start(&s, &t);
+	if (s.mode == MODE_ONCE) {
+		failed = pass(&kc, &s);
+		http_close(&kc.http);
+		return failed;
+	}
+	while (!stop) {
+		pass(&kc, &s);
+		for (int64_t i = 0; i < s.poll * 10 && !stop; i++) {
+			struct timespec ts = { 0, 100000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	http_close(&kc.http);
+	say("noderecover stopping on a signal");
+	return 0;
+}

@@ -1,0 +1,350 @@
+/*
+ * Settings from flags and environment variables, checked before anything is sent, and the
+ * search for the cluster. Allocates only the target's copies of the CA and credentials.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "kubeconfig.h"
+#include "settings.h"
+
+#define DEFAULT_PRUNE_LABEL "github-runner.exadev.io/removable"
+#define DEFAULT_ANNOTATION "github-runner.exadev/out-of-service-applied-at"
+#define DEFAULT_POLL 15
+#define DEFAULT_PAGE_SIZE 500
+#define MAX_PAGE_SIZE 10000
+#define FILE_MAX (1024 * 1024)
+
+/* One option: its flag, its variable (NULL if none), and whether it takes a value. */
+struct opt {
+	const char *flag;
+	const char *env;
+};
+
+enum {
+	O_TAINT, O_PRUNE, O_LABEL, O_ANNOTATION, O_SELF, O_POLL, O_KUBECONFIG, O_SERVER, O_CA,
+	O_TOKEN, O_TLS_NAME, O_PAGE, O_COUNT
+};
+
+static const struct opt opts[O_COUNT] = {
+	[O_TAINT] = { "--taint-after", "NODE_RECOVERY_AFTER_SECONDS" },
+	[O_PRUNE] = { "--prune-after", "NODE_RECOVERY_PRUNE_AFTER_SECONDS" },
+	[O_LABEL] = { "--prune-label", "NODE_RECOVERY_PRUNE_LABEL" },
+	[O_ANNOTATION] = { "--annotation", "NODE_RECOVERY_ANNOTATION" },
+	[O_SELF] = { "--self-node", "NODE_RECOVERY_SELF_NODE" },
+	[O_POLL] = { "--poll", "NODE_RECOVERY_POLL_SECONDS" },
+	[O_KUBECONFIG] = { "--kubeconfig", "KUBECONFIG" },
+	[O_SERVER] = { "--server", NULL },
+	[O_CA] = { "--ca-file", NULL },
+	[O_TOKEN] = { "--token-file", NULL },
+	[O_TLS_NAME] = { "--tls-server-name", NULL },
+	[O_PAGE] = { "--page-size", NULL },
+};
+
+__attribute__((format(printf, 3, 4)))
+static int fail(char *err, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A whole number of seconds (digits only) no larger than max. */
+static int whole(const char *s, int64_t max, int64_t *out)
+{
+	int64_t v = 0;
+
+	if (*s == '\0')
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+		if (v > max)
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int dns_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+}
+
+/* A label or annotation key: [DNS-subdomain '/'] name, name 1-63 of [A-Za-z0-9._-], alphanumeric at both ends. */
+static int qualified_name(const char *k)
+{
+	const char *slash = strchr(k, '/');
+	const char *name = slash ? slash + 1 : k;
+	size_t n = strlen(name);
+
+	if (slash) {
+		if (slash == k || slash - k > 253 || strchr(name, '/'))
+			return 0;
+		for (const char *p = k; p < slash; p++)
+			if (!dns_char(*p))
+				return 0;
+	}
+	if (n == 0 || n > 63)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && ((i == 0 || i == n - 1) || (c != '-' && c != '_' && c != '.')))
+			return 0;
+	}
+	return 1;
+}
+
+static int copy(char *dst, size_t n, const char *src)
+{
+	return (size_t)snprintf(dst, n, "%s", src) < n ? 0 : -1;
+}
+
+int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn env, char *err,
+    size_t errlen)
+{
+	const char *val[O_COUNT] = { 0 };
+	const char *from[O_COUNT] = { 0 };   /* the flag or variable that set it, for messages */
+	int i = 1;
+
+	memset(s, 0, sizeof *s);
+	s->mode = MODE_RUN;
+	if (i < argc && argv[i][0] != '-') {
+		const char *m = argv[i++];
+		if (strcmp(m, "run") == 0)
+			s->mode = MODE_RUN;
+		else if (strcmp(m, "once") == 0)
+			s->mode = MODE_ONCE;
+		else if (strcmp(m, "version") == 0)
+			s->mode = MODE_VERSION;
+		else if (strcmp(m, "help") == 0)
+			s->mode = MODE_HELP;
+		else
+			return fail(err, errlen, "unknown command '%.64s' (want run, once, version or help)", m);
+	}
+	for (; i < argc; i++) {
+		const char *a = argv[i], *eq = strchr(a, '=');
+		size_t alen = eq ? (size_t)(eq - a) : strlen(a);
+		int o;
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			s->mode = MODE_HELP;
+			return 0;
+		}
+		for (o = 0; o < O_COUNT; o++)
+			if (strlen(opts[o].flag) == alen && strncmp(a, opts[o].flag, alen) == 0)
+				break;
+		if (o == O_COUNT)
+			return fail(err, errlen, "unknown option '%.*s' (see 'noderecover help')",
+			    (int)(alen > 64 ? 64 : alen), a);
+		if (eq) {
+			val[o] = eq + 1;
+		} else {
+			if (i + 1 >= argc)
+				return fail(err, errlen, "%s needs a value", opts[o].flag);
+			val[o] = argv[++i];
+		}
+		from[o] = opts[o].flag;
+	}
+	if (s->mode == MODE_HELP || s->mode == MODE_VERSION)
+		return 0;
+	for (int o = 0; o < O_COUNT; o++) {
+		if (!val[o] && opts[o].env && env(opts[o].env)) {
+			val[o] = env(opts[o].env);
+			from[o] = opts[o].env;
+		}
+	}
+
+	if (!val[O_TAINT] || !*val[O_TAINT])
+		return fail(err, errlen, "--taint-after (or NODE_RECOVERY_AFTER_SECONDS) is required: seconds a node's Ready may be Unknown before it is tainted");
+	if (whole(val[O_TAINT], SETTINGS_MAX_SECONDS, &s->taint_after) < 0)
+		return fail(err, errlen, "%s '%.32s' is not a whole number of seconds", from[O_TAINT], val[O_TAINT]);
+	if (val[O_PRUNE] && *val[O_PRUNE]) {
+		if (whole(val[O_PRUNE], SETTINGS_MAX_SECONDS, &s->prune_after) < 0)
+			return fail(err, errlen, "%s '%.32s' is not a whole number of seconds", from[O_PRUNE], val[O_PRUNE]);
+		if (s->prune_after <= s->taint_after) {
+			snprintf(err, errlen, "%s (%lld) must be greater than the taint threshold (%lld): a node is tainted before it is deleted",
+			    from[O_PRUNE], (long long)s->prune_after, (long long)s->taint_after);
+			return -1;
+		}
+	}
+	s->poll = DEFAULT_POLL;
+	if (val[O_POLL] && (whole(val[O_POLL], 86400, &s->poll) < 0 || s->poll < 1))
+		return fail(err, errlen, "%s '%.32s' is not a whole number of seconds between 1 and 86400", from[O_POLL], val[O_POLL]);
+	s->page_size = DEFAULT_PAGE_SIZE;
+	if (val[O_PAGE]) {
+		int64_t n;
+		if (whole(val[O_PAGE], MAX_PAGE_SIZE, &n) < 0 || n < 1)
+			return fail(err, errlen, "--page-size '%.32s' is not a whole number between 1 and 10000", val[O_PAGE]);
+		s->page_size = (long)n;
+	}
+	if (copy(s->prune_label, sizeof s->prune_label, val[O_LABEL] ? val[O_LABEL] : DEFAULT_PRUNE_LABEL) < 0 ||
+	    !qualified_name(s->prune_label))
+		return fail(err, errlen, "%s '%.64s' is not a label key", from[O_LABEL] ? from[O_LABEL] : "--prune-label", s->prune_label);
+	if (copy(s->annotation, sizeof s->annotation, val[O_ANNOTATION] ? val[O_ANNOTATION] : DEFAULT_ANNOTATION) < 0 ||
+	    !qualified_name(s->annotation))
+		return fail(err, errlen, "%s '%.64s' is not an annotation key", from[O_ANNOTATION] ? from[O_ANNOTATION] : "--annotation", s->annotation);
+
+	if (val[O_SELF] && *val[O_SELF]) {
+		if (copy(s->self_node, sizeof s->self_node, val[O_SELF]) < 0)
+			return fail(err, errlen, "%s is longer than a node name can be", from[O_SELF]);
+		s->self_source = from[O_SELF];
+	} else if (!env("KUBERNETES_SERVICE_HOST")) {
+		/* Outside a pod the host name is the node's name, as k3s registers it. */
+		if (gethostname(s->self_node, sizeof s->self_node - 1) == 0) {
+			s->self_node[sizeof s->self_node - 1] = '\0';
+			s->self_source = "host name";
+		} else {
+			s->self_node[0] = '\0';
+		}
+	}
+	s->kubeconfig = val[O_KUBECONFIG] && *val[O_KUBECONFIG] ? val[O_KUBECONFIG] : NULL;
+	s->server = val[O_SERVER];
+	s->ca_file = val[O_CA];
+	s->token_file = val[O_TOKEN];
+	s->tls_server_name = val[O_TLS_NAME];
+	if (s->server && (!s->ca_file || !s->token_file))
+		return fail(err, errlen, "--server needs --ca-file and --token-file as well");
+	if (!s->server && (s->ca_file || s->token_file))
+		return fail(err, errlen, "--ca-file and --token-file go with --server");
+	return 0;
+}
+
+char *settings_read_file(const char *path, size_t max, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *buf;
+	size_t n = 0;
+
+	if (fd < 0)
+		return NULL;
+	if (!(buf = malloc(max + 1))) {
+		close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + n, max + 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			close(fd);
+			errno = e;
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > max) {
+			free(buf);
+			close(fd);
+			errno = EFBIG;
+			return NULL;
+		}
+	}
+	close(fd);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static int read_into(const char *what, const char *path, char **out, size_t *len, char *err, size_t errlen)
+{
+	if (!(*out = settings_read_file(path, FILE_MAX, len))) {
+		snprintf(err, errlen, "cannot read %s %.256s: %s", what, path,
+		    errno == EFBIG ? "larger than 1 MiB" : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* A token file must be readable and hold a token now, or nothing would ever work. */
+static int token_readable(const char *path, char *err, size_t errlen)
+{
+	char *tok;
+	size_t n;
+
+	if (read_into("token file", path, &tok, &n, err, errlen) < 0)
+		return -1;
+	while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' '))
+		n--;
+	memset(tok, 0, n);
+	free(tok);
+	if (n == 0) {
+		snprintf(err, errlen, "token file %.256s is empty", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int explicit_target(const struct settings *s, struct kube_target *t, char *err, size_t errlen)
+{
+	if (copy(t->server, sizeof t->server, s->server) < 0)
+		return fail(err, errlen, "--server is too long");
+	if (copy(t->token_file, sizeof t->token_file, s->token_file) < 0)
+		return fail(err, errlen, "--token-file is too long");
+	snprintf(t->source, sizeof t->source, "flags (CA %.256s, token file %.256s)", s->ca_file, s->token_file);
+	return read_into("CA file", s->ca_file, &t->ca_pem, &t->ca_len, err, errlen);
+}
+
+/* In a pod: the API's service address and the mounted service account. */
+static int pod_target(const char *host, const char *port, struct kube_target *t, char *err, size_t errlen)
+{
+	const char *fmt = strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s";
+
+	if ((size_t)snprintf(t->server, sizeof t->server, fmt, host, port && *port ? port : "443") >= sizeof t->server)
+		return fail(err, errlen, "KUBERNETES_SERVICE_HOST is too long");
+	snprintf(t->token_file, sizeof t->token_file, "%s/token", SETTINGS_SA_DIR);
+	snprintf(t->source, sizeof t->source, "the pod's service account (%s)", SETTINGS_SA_DIR);
+	return read_into("service account CA", SETTINGS_SA_DIR "/ca.crt", &t->ca_pem, &t->ca_len, err, errlen);
+}
+
+int settings_target(const struct settings *s, settings_env_fn env, struct kube_target *t,
+    char *err, size_t errlen)
+{
+	const char *host = env("KUBERNETES_SERVICE_HOST");
+	int r;
+
+	memset(t, 0, sizeof *t);
+	if (s->server) {
+		r = explicit_target(s, t, err, errlen);
+	} else if (s->kubeconfig) {
+		/* KUBECONFIG may list several files; like kubectl's first-file-wins for the
+		 * current context, the first one is read. */
+		char path[KUBE_PATH_MAX];
+		size_t n = strcspn(s->kubeconfig, ":");
+		if (n >= sizeof path)
+			return fail(err, errlen, "kubeconfig path is too long");
+		memcpy(path, s->kubeconfig, n);
+		path[n] = '\0';
+		r = kubeconfig_load(path, t, err, errlen);
+	} else if (host && *host) {
+		r = pod_target(host, env("KUBERNETES_SERVICE_PORT"), t, err, errlen);
+	} else if (access(SETTINGS_K3S_KUBECONFIG, R_OK) == 0) {
+		r = kubeconfig_load(SETTINGS_K3S_KUBECONFIG, t, err, errlen);
+	} else {
+		return fail(err, errlen, "no cluster found: give --server, --kubeconfig or KUBECONFIG, run in a pod, or on a k3s server with %s",
+		    SETTINGS_K3S_KUBECONFIG);
+	}
+	if (r == 0 && s->tls_server_name && copy(t->tls_server_name, sizeof t->tls_server_name, s->tls_server_name) < 0)
+		r = fail(err, errlen, "--tls-server-name is too long");
+	if (r == 0 && strncmp(t->server, "https://", 8) != 0)
+		r = fail(err, errlen, "server '%.128s' is not an https:// URL: noderecover only talks TLS", t->server);
+	if (r == 0 && t->token_file[0])
+		r = token_readable(t->token_file, err, errlen);
+	if (r < 0)
+		kube_target_free(t);
+	return r;
+}

@@ -1,0 +1,60 @@
+/*
+ * Settings: flag beats environment variable beats default; validated before anything is
+ * sent. And where the cluster is: explicit flags, a kubeconfig, the pod's service account,
+ * or k3s's kubeconfig, in that order.
+ */
+#ifndef SETTINGS_H
+#define SETTINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kube.h"
+
+enum settings_mode { MODE_RUN, MODE_ONCE, MODE_VERSION, MODE_HELP };
+
+#define SETTINGS_KEY_MAX 317      /* a qualified name: 253 prefix + '/' + 63 name */
+#define SETTINGS_MAX_SECONDS 315360000  /* ten years: anything longer is a typo */
+
+struct settings {
+	enum settings_mode mode;
+	int64_t taint_after;          /* seconds */
+	int64_t prune_after;          /* seconds; 0: pruning off */
+	int64_t poll;                 /* seconds between passes */
+	long page_size;
+	char prune_label[SETTINGS_KEY_MAX + 1];
+	char annotation[SETTINGS_KEY_MAX + 1];
+	char self_node[256];          /* "" when unknown */
+	const char *self_source;      /* where self_node came from, for the start-up line */
+	const char *kubeconfig;       /* flag or KUBECONFIG; NULL if neither */
+	const char *server, *ca_file, *token_file, *tls_server_name;
+};
+
+/* Looks up an environment variable; getenv in the program, a table in the tests. */
+typedef const char *(*settings_env_fn)(const char *name);
+
+/*
+ * Reads the command line and the environment into *s.
+ * Returns 0, or -1 with one line in err naming the setting and what is wrong.
+ */
+int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn env, char *err,
+    size_t errlen);
+
+/*
+ * Finds the cluster and reads its CA and credentials into *t (checking that the token file
+ * is readable now). Returns 0, or -1 with one line in err.
+ */
+int settings_target(const struct settings *s, settings_env_fn env, struct kube_target *t,
+    char *err, size_t errlen);
+
+/* Where the pod's service account is mounted; a macro so the tests can point elsewhere. */
+#ifndef SETTINGS_SA_DIR
+#define SETTINGS_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+#endif
+#ifndef SETTINGS_K3S_KUBECONFIG
+#define SETTINGS_K3S_KUBECONFIG "/etc/rancher/k3s/k3s.yaml"
+#endif
+
+/* Reads a whole small file into a new NUL-terminated buffer. Returns it (free it), or NULL with errno set. */
+char *settings_read_file(const char *path, size_t max, size_t *len);
+
+#endif

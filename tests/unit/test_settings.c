@@ -1,0 +1,206 @@
+/*
+ * Settings: flag beats variable beats default, and every bad setting is refused with one
+ * line naming it. Where the cluster is found, in its order.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "check.h"
+#include "../../settings.h"
+
+/* The environment the code under test sees: pairs of name, value. */
+static const char *fake_env[32];
+
+static const char *env(const char *name)
+{
+	for (int i = 0; fake_env[i]; i += 2)
+		if (strcmp(fake_env[i], name) == 0)
+			return fake_env[i + 1];
+	return NULL;
+}
+
+static void set_env(const char *const *pairs)
+{
+	memset(fake_env, 0, sizeof fake_env);
+	for (int i = 0; pairs && pairs[i]; i++)
+		fake_env[i] = pairs[i];
+}
+
+static char err[512];
+
+/* Parses argv (NULL-terminated, without the program name) with the given environment. */
+static int parse(struct settings *s, const char *const *env_pairs, const char *const *args)
+{
+	char *argv[32] = { "noderecover" };
+	int argc = 1;
+
+	set_env(env_pairs);
+	for (; args && args[argc - 1]; argc++)
+		argv[argc] = (char *)args[argc - 1];
+	err[0] = '\0';
+	return settings_parse(s, argc, argv, env, err, sizeof err);
+}
+
+#define ARGS(...) (const char *const[]){ __VA_ARGS__, NULL }
+
+static void t_defaults(void)
+{
+	struct settings s;
+
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60"), ARGS("once")) == 0);
+	check(s.mode == MODE_ONCE);
+	check(s.taint_after == 60);
+	check(s.prune_after == 0);
+	check(s.poll == 15);
+	check(s.page_size == 500);
+	check(strcmp(s.prune_label, "github-runner.exadev.io/removable") == 0);
+	check(strcmp(s.annotation, "github-runner.exadev/out-of-service-applied-at") == 0);
+	/* Outside a pod the self node defaults to the host name. */
+	char host[256] = "";
+	gethostname(host, sizeof host - 1);
+	check(strcmp(s.self_node, host) == 0);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60"), NULL) == 0);
+	check(s.mode == MODE_RUN);
+}
+
+static void t_flag_beats_env(void)
+{
+	struct settings s;
+	const char *const e[] = { "NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_POLL_SECONDS", "30",
+		"NODE_RECOVERY_PRUNE_LABEL", "a.example/gone", "NODE_RECOVERY_SELF_NODE", "from-env", NULL };
+
+	check(parse(&s, e, ARGS("run", "--taint-after", "90", "--poll=5", "--self-node", "from-flag")) == 0);
+	check(s.taint_after == 90);
+	check(s.poll == 5);
+	check(strcmp(s.self_node, "from-flag") == 0);
+	check(strcmp(s.prune_label, "a.example/gone") == 0);
+}
+
+static void t_pruning_off_when_empty(void)
+{
+	struct settings s;
+
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_PRUNE_AFTER_SECONDS", ""), NULL) == 0);
+	check(s.prune_after == 0);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_PRUNE_AFTER_SECONDS", "61"), NULL) == 0);
+	check(s.prune_after == 61);
+}
+
+/* Each bad setting: refused, and the message names the setting. */
+static void t_refusals(void)
+{
+	static const struct {
+		const char *env_name, *env_value;
+		const char *args[6];
+		const char *named;
+	} bad[] = {
+		{ NULL, NULL, { "once" }, "--taint-after" },
+		{ "NODE_RECOVERY_AFTER_SECONDS", "", { "once" }, "--taint-after" },
+		{ "NODE_RECOVERY_AFTER_SECONDS", "1m", { "once" }, "NODE_RECOVERY_AFTER_SECONDS" },
+		{ "NODE_RECOVERY_AFTER_SECONDS", "-5", { "once" }, "NODE_RECOVERY_AFTER_SECONDS" },
+		{ "NODE_RECOVERY_AFTER_SECONDS", "60", { "once", "--taint-after", "1.5" }, "--taint-after" },
+		{ "NODE_RECOVERY_AFTER_SECONDS", "99999999999999999999", { "once" }, "NODE_RECOVERY_AFTER_SECONDS" },
+		{ "NODE_RECOVERY_PRUNE_AFTER_SECONDS", "60", { "--taint-after", "60" }, "NODE_RECOVERY_PRUNE_AFTER_SECONDS" },
+		{ "NODE_RECOVERY_PRUNE_AFTER_SECONDS", "30", { "--taint-after", "60" }, "must be greater" },
+		{ "NODE_RECOVERY_PRUNE_AFTER_SECONDS", "2h", { "--taint-after", "60" }, "NODE_RECOVERY_PRUNE_AFTER_SECONDS" },
+		{ NULL, NULL, { "--taint-after", "60", "--prune-after", " 90" }, "--prune-after" },
+		{ NULL, NULL, { "--taint-after", "60", "--bogus" }, "--bogus" },
+		{ NULL, NULL, { "--taint-after" }, "--taint-after" },
+		{ NULL, NULL, { "sometimes", "--taint-after", "60" }, "sometimes" },
+		{ NULL, NULL, { "--taint-after", "60", "--poll", "0" }, "--poll" },
+		{ NULL, NULL, { "--taint-after", "60", "--page-size", "0" }, "--page-size" },
+		{ NULL, NULL, { "--taint-after", "60", "--prune-label", "bad label" }, "--prune-label" },
+		{ NULL, NULL, { "--taint-after", "60", "--annotation", "/x" }, "--annotation" },
+		{ NULL, NULL, { "--taint-after", "60", "--server", "https://x" }, "--server" },
+		{ NULL, NULL, { "--taint-after", "60", "--token-file", "/t" }, "--token-file" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct settings s;
+		const char *e[] = { bad[i].env_name, bad[i].env_value, NULL };
+		if (!check(parse(&s, bad[i].env_name ? e : NULL, bad[i].args) == -1) ||
+		    !check(strstr(err, bad[i].named) != NULL) || !check(strchr(err, '\n') == NULL))
+			fprintf(stderr, "  case %zu: '%s'\n", i, err);
+	}
+}
+
+static void t_help_and_version(void)
+{
+	struct settings s;
+
+	check(parse(&s, NULL, ARGS("help")) == 0 && s.mode == MODE_HELP);
+	check(parse(&s, NULL, ARGS("version")) == 0 && s.mode == MODE_VERSION);
+	check(parse(&s, NULL, ARGS("--help")) == 0 && s.mode == MODE_HELP);
+}
+
+/* Writes text to a new file under dir; returns its path (static buffer per slot). */
+static const char *put(const char *dir, const char *name, const char *text)
+{
+	static char paths[4][512];
+	static int slot;
+	char *p = paths[slot++ % 4];
+	FILE *f;
+
+	snprintf(p, 512, "%s/%s", dir, name);
+	if ((f = fopen(p, "w"))) {
+		fputs(text, f);
+		fclose(f);
+	}
+	return p;
+}
+
+static void t_explicit_target(void)
+{
+	char dir[] = "/tmp/nr-settings-XXXXXX";
+	struct settings s;
+	struct kube_target t;
+
+	check(mkdtemp(dir) != NULL);
+	const char *ca = put(dir, "ca.pem", "-----BEGIN CERTIFICATE-----\nxx\n-----END CERTIFICATE-----\n");
+	const char *tok = put(dir, "token", "s3cr3t-token\n");
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--server", "https://127.0.0.1:6443", "--ca-file", ca,
+	    "--token-file", tok)) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == 0);
+	check(strcmp(t.server, "https://127.0.0.1:6443") == 0);
+	check(strcmp(t.token_file, tok) == 0);
+	check(t.ca_pem && strstr(t.ca_pem, "BEGIN CERTIFICATE"));
+	check(strstr(t.source, "s3cr3t") == NULL);
+	kube_target_free(&t);
+
+	/* Unreadable or empty token, unreadable CA, plain http: refused before anything is sent. */
+	const char *empty = put(dir, "empty", "\n");
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--server", "https://h", "--ca-file", ca, "--token-file", empty)) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "empty"));
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--server", "https://h", "--ca-file", ca, "--token-file", "/nonexistent/t")) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "/nonexistent/t"));
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--server", "https://h", "--ca-file", "/nonexistent/ca", "--token-file", tok)) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "/nonexistent/ca"));
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--server", "http://h", "--ca-file", ca, "--token-file", tok)) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "https"));
+	check(strstr(err, "s3cr3t") == NULL);
+}
+
+/* In a pod without a self node, none is guessed: the pod's host name is not its node's. */
+static void t_pod_self_node(void)
+{
+	struct settings s;
+
+	check(parse(&s, ARGS("KUBERNETES_SERVICE_HOST", "10.43.0.1", "NODE_RECOVERY_AFTER_SECONDS", "60"), NULL) == 0);
+	check(s.self_node[0] == '\0');
+}
+
+static const struct test tests[] = {
+	{ "defaults", t_defaults },
+	{ "flag_beats_env", t_flag_beats_env },
+	{ "pruning_off_when_empty", t_pruning_off_when_empty },
+	{ "refusals", t_refusals },
+	{ "help_and_version", t_help_and_version },
+	{ "explicit_target", t_explicit_target },
+	{ "pod_self_node", t_pod_self_node },
+	{ 0, 0 },
+};
+
+int main(int argc, char **argv)
+{
+	return run_tests("settings", tests, argc, argv);
+}
