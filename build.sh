@@ -85,18 +85,50 @@ build_asan() {
 		-DNODERECOVER_VERSION="\"$VERSION-asan\"" -o $B/noderecover-asan noderecover.c $LIB -lbearssl
 }
 
+# Unit tests in C, built with the sanitizers against glibc and Debian's libbearssl.
 unit() {
 	deps
 	mkdir -p $B/unit
-	pass=0 fail=0
 	for t in tests/unit/test_*.c; do
 		n=$(basename "$t" .c)
 		gcc -std=c11 -D_DEFAULT_SOURCE -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all \
 			-I. -o $B/unit/$n "$t" $LIB -lbearssl
-		if (cd tests/unit && "$top/$B/unit/$n"); then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 	done
-	say "unit suites: $pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
+	rc=0
+	for t in $B/unit/test_*; do
+		(cd tests/unit && "$top/$t") || rc=1
+	done
+	return $rc
+}
+
+# Runs one suite, keeps its output in build/NAME.log, and adds its "N passed, N failed" line
+# to the totals.
+PASSED=0 FAILED=0 BROKEN=
+suite() {
+	name=$1; shift
+	say "running $name"
+	if "$@" 2>&1 | tee $B/$name.log; then :; fi
+	counts=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' $B/$name.log | awk '{p += $1; f += $3} END {print p+0, f+0}')
+	PASSED=$((PASSED + ${counts% *}))
+	FAILED=$((FAILED + ${counts#* }))
+	grep -q "^$name: exit 0$" $B/$name.status || BROKEN="$BROKEN $name"
+}
+status() { name=$1; shift; if "$@"; then echo "$name: exit 0"; else echo "$name: exit $?"; fi > $B/$name.status; }
+
+test_all() {
+	build
+	build_asan
+	suite unit status unit unit
+	suite standin status standin sh tests/standin/run.sh $B/noderecover
+	suite standin-asan status standin-asan sh tests/standin/run.sh $B/noderecover-asan
+	if [ "${NODERECOVER_SKIP_E2E:-}" = 1 ]; then
+		say "skipping the end-to-end tests (NODERECOVER_SKIP_E2E=1)"
+	else
+		suite e2e status e2e sh tests/e2e/run.sh $B/noderecover
+	fi
+	[ -z "$BROKEN" ] || say "suites that failed:$BROKEN"
+	echo "$PASSED passed, $FAILED failed"
+	[ -z "$BROKEN" ] && [ "$FAILED" -eq 0 ]
 }
 
 cmd=${1:-build}
@@ -104,6 +136,11 @@ case $cmd in
 build) build ;;
 asan) build_asan ;;
 unit) unit ;;
+test) test_all ;;
+standin) build; sh tests/standin/run.sh $B/noderecover ;;
+e2e) build; sh tests/e2e/run.sh $B/noderecover ;;
+demo) build; python3 demo/demo.py $B/noderecover ;;
+bench) build; sh bench/run.sh $B/noderecover ;;
 clean) rm -rf $B ;;
 *) say "unknown command $cmd"; exit 2 ;;
 esac
