@@ -1,0 +1,127 @@
+package e2e
+
+// Static checks of deploy/: the permissions and pod settings the README promises. The
+// same files are applied to the real control plane by TestNodeRecover.
+
+import (
+	"reflect"
+	"sort"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func objectOf[T any](t *testing.T, objs []*unstructured.Unstructured, kind, name string) *T {
+	t.Helper()
+	for _, u := range objs {
+		if u.GetKind() == kind && u.GetName() == name {
+			var out T
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, &out, true); err != nil {
+				t.Fatalf("%s %s: %v", kind, name, err)
+			}
+			return &out
+		}
+	}
+	t.Fatalf("no %s %s", kind, name)
+	return nil
+}
+
+func checkRole(t *testing.T, file, name string, verbs ...string) {
+	objs := readManifest(t, file)
+	role := objectOf[rbacv1.ClusterRole](t, objs, "ClusterRole", name)
+	if len(role.Rules) != 1 {
+		t.Fatalf("%s: ClusterRole %s has %d rules, want 1", file, name, len(role.Rules))
+	}
+	r := role.Rules[0]
+	got := append([]string(nil), r.Verbs...)
+	sort.Strings(got)
+	sort.Strings(verbs)
+	if !reflect.DeepEqual(r.APIGroups, []string{""}) || !reflect.DeepEqual(r.Resources, []string{"nodes"}) ||
+		!reflect.DeepEqual(got, verbs) || len(r.ResourceNames) != 0 || len(r.NonResourceURLs) != 0 {
+		t.Errorf("%s: ClusterRole %s rule %+v, want exactly %v on core nodes", file, name, r, verbs)
+	}
+	b := objectOf[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding", name)
+	want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: saName, Namespace: saNamespace}}
+	if b.RoleRef.Name != name || b.RoleRef.Kind != "ClusterRole" || !reflect.DeepEqual(b.Subjects, want) {
+		t.Errorf("%s: ClusterRoleBinding %s = %+v / %+v", file, name, b.RoleRef, b.Subjects)
+	}
+}
+
+func checkPod(t *testing.T, file string, prune bool) {
+	d := objectOf[appsv1.Deployment](t, readManifest(t, file), "Deployment", "noderecover")
+	if d.Namespace != saNamespace || d.Spec.Template.Spec.ServiceAccountName != saName {
+		t.Errorf("%s: namespace %q, serviceAccountName %q", file, d.Namespace, d.Spec.Template.Spec.ServiceAccountName)
+	}
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Errorf("%s: want one replica, Recreate (never two watchers at once)", file)
+	}
+	ps := d.Spec.Template.Spec
+	psc := ps.SecurityContext
+	if psc == nil || psc.RunAsUser == nil || *psc.RunAsUser != 65532 || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot ||
+		psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("%s: pod securityContext %+v", file, psc)
+	}
+	if len(ps.Containers) != 1 {
+		t.Fatalf("%s: %d containers", file, len(ps.Containers))
+	}
+	ctr := ps.Containers[0]
+	sc := ctr.SecurityContext
+	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+		sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		sc.Capabilities == nil || !reflect.DeepEqual(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) != 0 {
+		t.Errorf("%s: container securityContext %+v", file, sc)
+	}
+	env := map[string]corev1.EnvVar{}
+	for _, e := range ctr.Env {
+		env[e.Name] = e
+	}
+	if e, ok := env["NODE_RECOVERY_SELF_NODE"]; !ok || e.ValueFrom == nil || e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != "spec.nodeName" {
+		t.Errorf("%s: NODE_RECOVERY_SELF_NODE must come from spec.nodeName", file)
+	}
+	if e, ok := env["NODE_RECOVERY_AFTER_SECONDS"]; !ok || e.Value == "" {
+		t.Errorf("%s: NODE_RECOVERY_AFTER_SECONDS (required) not set", file)
+	}
+	if _, ok := env["NODE_RECOVERY_PRUNE_AFTER_SECONDS"]; ok != prune {
+		t.Errorf("%s: NODE_RECOVERY_PRUNE_AFTER_SECONDS set=%v, want %v", file, ok, prune)
+	}
+	tol := map[string]corev1.Toleration{}
+	for _, tl := range ps.Tolerations {
+		tol[tl.Key] = tl
+	}
+	for _, key := range []string{"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"} {
+		tl, ok := tol[key]
+		if !ok || tl.Effect != corev1.TaintEffectNoExecute || tl.TolerationSeconds == nil || *tl.TolerationSeconds != 10 {
+			t.Errorf("%s: want a 10s NoExecute toleration for %s, got %+v", file, key, tl)
+		}
+	}
+	_, cpTol := tol[cpLabel]
+	pinned := false
+	if a := ps.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for _, ex := range term.MatchExpressions {
+				if ex.Key == cpLabel && ex.Operator == corev1.NodeSelectorOpExists {
+					pinned = true
+				}
+			}
+		}
+	}
+	if pinned != prune || cpTol != prune {
+		t.Errorf("%s: pinned to control-plane=%v, tolerates its taint=%v; want %v (only with pruning)", file, pinned, cpTol, prune)
+	}
+}
+
+func TestManifests(t *testing.T) {
+	checkRole(t, "rbac.yaml", "noderecover", "get", "list", "patch")
+	checkRole(t, "rbac-prune.yaml", "noderecover-prune", "delete")
+	sa := objectOf[corev1.ServiceAccount](t, readManifest(t, "rbac.yaml"), "ServiceAccount", saName)
+	if sa.Namespace != saNamespace {
+		t.Errorf("ServiceAccount namespace %q", sa.Namespace)
+	}
+	objectOf[corev1.Namespace](t, readManifest(t, "namespace.yaml"), "Namespace", saNamespace)
+	checkPod(t, "deployment.yaml", false)
+	checkPod(t, "deployment-prune.yaml", true)
+}
