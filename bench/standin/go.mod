@@ -1,0 +1,3 @@
+module noderecover/bench/standin
+
+go 1.19
