@@ -1,0 +1,127 @@
+# server.py CERT KEY [CLIENT_CA|-] [HOST]: a tiny TLS HTTP/1.1 server for test_http.
+# Prints its port, then serves one connection at a time. The path picks the behaviour.
+import socket, ssl, sys, time
+
+cert, key = sys.argv[1], sys.argv[2]
+client_ca = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "-" else None
+host = sys.argv[4] if len(sys.argv) > 4 else "127.0.0.1"
+
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+if client_ca:
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    ctx.load_verify_locations(client_ca)
+try:
+    ls = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((host, 0))
+except OSError:
+    print("unavailable", flush=True)
+    sys.exit(0)
+ls.listen(8)
+print(ls.getsockname()[1], flush=True)
+
+conns = 0
+drop = 0
+
+
+def read_request(f):
+    line = f.readline()
+    if not line:
+        return None
+    head = [line]
+    length = 0
+    while True:
+        h = f.readline()
+        if not h:
+            return None
+        head.append(h)
+        if h in (b"\r\n", b"\n"):
+            break
+        name, _, value = h.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    body = f.read(length) if length else b""
+    return line.split()[1].decode(), b"".join(head), body
+
+
+def send(s, status, body, extra=b""):
+    s.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Type: text/plain\r\nContent-Length: " +
+              str(len(body)).encode() + b"\r\n" + extra + b"\r\n" + body)
+
+
+def serve(s):
+    global drop
+    f = s.makefile("rb")
+    while True:
+        req = read_request(f)
+        if req is None:
+            return
+        path, head, body = req
+        if drop > 0:
+            drop -= 1
+            return                  # read the request, answer nothing, close
+        if path == "/hello":
+            send(s, b"200 OK", b"hello")
+        elif path == "/arm-drop":
+            drop = 1
+            send(s, b"200 OK", b"armed")
+        elif path == "/arm-drop2":
+            drop = 2
+            send(s, b"200 OK", b"armed")
+        elif path == "/stats":
+            send(s, b"200 OK", str(conns).encode())
+        elif path == "/echo":
+            send(s, b"200 OK", head + body)
+        elif path == "/whoami":
+            c = s.getpeercert()
+            who = dict(x[0] for x in c["subject"])["commonName"] if c else "nobody"
+            send(s, b"200 OK", who.encode())
+        elif path == "/chunked":
+            s.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                      b"5;x=y\r\nhello\r\n7\r\n, world\r\n0\r\nX-T: 1\r\n\r\n")
+        elif path == "/big":
+            out = [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"]
+            for i in range(300):
+                piece = bytes((i + j) % 251 for j in range(1 + i * 7 % 1500))
+                out.append(b"%x\r\n" % len(piece) + piece + b"\r\n")
+            out.append(b"0\r\n\r\n")
+            s.sendall(b"".join(out))
+        elif path == "/eof":
+            s.sendall(b"HTTP/1.1 200 OK\r\n\r\nuntil the end")
+            s.unwrap().close()      # with close_notify
+            return
+        elif path == "/eof-dirty":
+            s.sendall(b"HTTP/1.1 200 OK\r\n\r\nuntil the end")
+            return                  # socket closed without close_notify
+        elif path == "/cut":
+            s.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten..")
+            return
+        elif path == "/slow":
+            time.sleep(2)
+            send(s, b"200 OK", b"late")
+        elif path == "/close":
+            send(s, b"200 OK", b"bye", b"Connection: close\r\n")
+            return
+        elif path == "/429":
+            send(s, b"429 Too Many Requests", b"slow down", b"Retry-After: 7\r\n")
+        else:
+            send(s, b"404 Not Found", b"no such path")
+
+
+while True:
+    c, _ = ls.accept()
+    conns += 1
+    try:
+        s = ctx.wrap_socket(c, server_side=True)
+    except (ssl.SSLError, OSError):
+        c.close()
+        continue
+    try:
+        serve(s)
+    except (ssl.SSLError, OSError):
+        pass
+    try:
+        s.close()
+    except OSError:
+        pass
