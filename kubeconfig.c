@@ -948,13 +948,6 @@ static int pem_whole(const char *s, size_t n)
 	return 0;
 }
 
-/*
- * PEM from datakey (base64, preferred, as kubectl does) or from the file pathkey names.
- * *out stays NULL when neither is set.
- */
-static int load_pem(struct kc *k, int m, const char *what, const char *datakey,
-    const char *pathkey, char **out, size_t *outlen);
-
 /* ---- the kubeconfig ---- */
 
 /* The value under key in mapping m: its index, -1 when absent or null, -2 on error. */
@@ -989,6 +982,7 @@ static int get_str(struct kc *k, int m, const char *what, const char *key, const
 	return 0;
 }
 
+/* PEM from datakey (base64, preferred as kubectl does) or the file pathkey names; *out stays NULL when neither is set. */
 static int load_pem(struct kc *k, int m, const char *what, const char *datakey,
     const char *pathkey, char **out, size_t *outlen)
 {

@@ -215,7 +215,7 @@ static void t_quoted(void)
 	    "\"apiVersion\": v1\n"
 	    "clusters:\n"
 	    "  # a list indented under its key, as yaml.v3 writes it\n"
-	    "  - name: 'it''s a\n"
+	    "  - name: 'it''s a   \n"
 	    "      cluster'\n"
 	    "    cluster:\n"
 	    "      server: \"https://h\\x6fst\\u002eexample:6443\"   # escapes\n"
@@ -566,6 +566,38 @@ static void t_base64(void)
 	check(kubeconfig_base64_decode("Zm9vYmFy", 8, out, 5, &n) == -1);      /* out too small */
 }
 
+/* Bytes of real files overwritten at random (a fixed seed): a refusal with a message, or a result; never a crash. */
+static void t_mangled(void)
+{
+	static const char *const files[] = { "kubeconfig/k3s.yaml", "kubeconfig/kubectl.yaml", "kubeconfig/kubeconfig.json" };
+	static const char bytes[] = " \n\t:-'\"#{}[],\\&*|>?!%@x0=";
+	unsigned long seed = 12345;
+	int bad = 0, refusals = 0;
+
+	for (size_t f = 0; f < 3; f++) {
+		size_t n;
+		char *s = slurp(files[f], &n);
+		for (int round = 0; round < 1500; round++) {
+			struct kube_target t;
+			char *m = malloc(n);
+			memcpy(m, s, n);
+			for (int j = 0; j < 1 + round % 4; j++) {
+				seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+				m[(seed >> 33) % n] = bytes[(seed >> 20) % (sizeof bytes - 1)];
+			}
+			int r = kubeconfig_parse(m, n, "kubeconfig", files[f], &t, err, sizeof err);
+			if (r == -1 && (!err[0] || !no_secret(err) || !empty(&t)))
+				bad++, fprintf(stderr, "  mangled %s: bad error: %s\n", files[f], err);
+			refusals += r == -1;
+			kube_target_free(&t);
+			free(m);
+		}
+		free(s);
+	}
+	check(bad == 0);
+	check(refusals > 1000);
+}
+
 static const struct test tests[] = {
 	{ "k3s", t_k3s },
 	{ "kubectl", t_kubectl },
@@ -584,6 +616,7 @@ static const struct test tests[] = {
 	{ "too_big", t_too_big },
 	{ "load_errors", t_load_errors },
 	{ "base64", t_base64 },
+	{ "mangled", t_mangled },
 	{ 0, 0 }
 };
 
