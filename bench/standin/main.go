@@ -168,6 +168,17 @@ func (p *page) gzipped() []byte {
 	return p.gz
 }
 
+// tlsVersion names a TLS version (tls.VersionName needs Go 1.21; Debian 12 has Go 1.19).
+func tlsVersion(v uint16) string {
+	switch v {
+	case tls.VersionTLS12:
+		return "TLS 1.2"
+	case tls.VersionTLS13:
+		return "TLS 1.3"
+	}
+	return fmt.Sprintf("TLS 0x%04x", v)
+}
+
 func status(w http.ResponseWriter, code int, reason, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
@@ -189,7 +200,7 @@ func writeBody(w http.ResponseWriter, b []byte) {
 
 func (c *cluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
-		key := tls.VersionName(r.TLS.Version) + " " + tls.CipherSuiteName(r.TLS.CipherSuite) + " | " + r.UserAgent()
+		key := tlsVersion(r.TLS.Version) + " " + tls.CipherSuiteName(r.TLS.CipherSuite) + " | " + r.UserAgent()
 		c.st.mu.Lock()
 		c.st.tlsSeen[key]++
 		c.st.mu.Unlock()
