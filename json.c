@@ -1,0 +1,1191 @@
+/*
+ * Reading Kubernetes JSON without allocating, and writing small JSON documents.
+ * json_list_feed cuts a NodeList body into its items as the bytes arrive, holding one item at a
+ * time in the caller's buffer; json_node_facts tokenizes one Node with jsmn into a static token
+ * pool and keeps only its facts; json_status reads a Status; json_buf writes escaped text.
+ * Nothing here allocates, does I/O or decides anything about a node. Not reentrant: one pool.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+
+#define JSMN_STATIC
+#define JSMN_STRICT
+#define JSMN_PARENT_LINKS
+#include <jsmn.h>
+
+#include "json.h"
+
+/* 320 KiB with parent links: static, so no caller's stack has to hold it. */
+static jsmntok_t pool[JSON_TOKENS];
+
+static int is_ws(int c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static int simple_escape(int c)
+{
+	switch (c) {
+	case '"': return '"';
+	case '\\': return '\\';
+	case '/': return '/';
+	case 'b': return '\b';
+	case 'f': return '\f';
+	case 'n': return '\n';
+	case 'r': return '\r';
+	case 't': return '\t';
+	}
+	return -1;
+}
+
+/* Code point to UTF-8 in u; returns its length. */
+static int put_utf8(uint32_t cp, unsigned char *u)
+{
+	if (cp < 0x80) {
+		u[0] = (unsigned char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		u[0] = (unsigned char)(0xc0 | cp >> 6);
+		u[1] = (unsigned char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		u[0] = (unsigned char)(0xe0 | cp >> 12);
+		u[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+		u[2] = (unsigned char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	u[0] = (unsigned char)(0xf0 | cp >> 18);
+	u[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3f));
+	u[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+	u[3] = (unsigned char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+static int hex4(const char *s, uint32_t *cp)
+{
+	uint32_t v = 0;
+
+	for (int j = 0; j < 4; j++) {
+		int h = hexval((unsigned char)s[j]);
+		if (h < 0)
+			return -1;
+		v = v << 4 | (uint32_t)h;
+	}
+	*cp = v;
+	return 0;
+}
+
+/*
+ * Decodes the next character of the JSON string body s[*i..n) into u (1-4 bytes) and returns
+ * its length, or -1 on a bad escape or a raw control character. A surrogate that is not half
+ * of a pair becomes U+FFFD, as Go's decoder (the API server's) does.
+ */
+static int next_char(const char *s, size_t n, size_t *i, unsigned char *u)
+{
+	unsigned char c = (unsigned char)s[*i];
+	uint32_t cp, lo;
+
+	if (c < 0x20)
+		return -1;
+	if (c != '\\') {
+		u[0] = c;
+		(*i)++;
+		return 1;
+	}
+	if (*i + 1 >= n)
+		return -1;
+	c = (unsigned char)s[*i + 1];
+	if (c != 'u') {
+		int e = simple_escape(c);
+		if (e < 0)
+			return -1;
+		u[0] = (unsigned char)e;
+		*i += 2;
+		return 1;
+	}
+	if (*i + 6 > n || hex4(s + *i + 2, &cp) < 0)
+		return -1;
+	*i += 6;
+	if (cp >= 0xd800 && cp < 0xdc00 && *i + 6 <= n && s[*i] == '\\' && s[*i + 1] == 'u' &&
+	    hex4(s + *i + 2, &lo) == 0 && lo >= 0xdc00 && lo < 0xe000) {
+		*i += 6;
+		cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+	} else if (cp >= 0xd800 && cp < 0xe000) {
+		cp = 0xfffd;
+	}
+	return put_utf8(cp, u);
+}
+
+/* Whether the JSON string body s[0..n) decodes to exactly lit[0..ln). */
+static int str_eq(const char *s, size_t n, const char *lit, size_t ln)
+{
+	unsigned char u[4];
+	size_t i = 0, j = 0;
+
+	if (!memchr(s, '\\', n))
+		return n == ln && memcmp(s, lit, n) == 0;
+	while (i < n) {
+		int k = next_char(s, n, &i, u);
+		if (k < 0 || (size_t)k > ln - j || memcmp(lit + j, u, (size_t)k) != 0)
+			return 0;
+		j += (size_t)k;
+	}
+	return j == ln;
+}
+
+/*
+ * Decodes the JSON string body s[0..n) into out[0..cap) and NUL-terminates it.
+ * Returns its length, or -1 on a bad escape, a control character or NUL, or when it does not fit.
+ */
+static int str_copy(const char *s, size_t n, char *out, size_t cap)
+{
+	unsigned char u[4];
+	size_t i = 0, j = 0;
+
+	while (i < n) {
+		int k = next_char(s, n, &i, u);
+		if (k < 0 || (k == 1 && u[0] < 0x20) || (size_t)k >= cap - j)
+			return -1;
+		memcpy(out + j, u, (size_t)k);
+		j += (size_t)k;
+	}
+	out[j] = '\0';
+	return (int)j;
+}
+
+/*
+ * Decodes s[0..n) into out[0..cap) for a log line: control characters become spaces, a bad
+ * escape ends the text, and it is cut at a character boundary when too long.
+ */
+static void str_log(const char *s, size_t n, char *out, size_t cap)
+{
+	unsigned char u[4];
+	size_t i = 0, j = 0;
+
+	if (cap == 0)
+		return;
+	while (i < n) {
+		int k = next_char(s, n, &i, u);
+		if (k < 0) {
+			if ((unsigned char)s[i] >= 0x20)
+				break;
+			u[0] = ' ';
+			k = 1;
+			i++;
+		}
+		if ((size_t)k >= cap - j)
+			break;
+		if (k == 1 && (u[0] < 0x20 || u[0] == 0x7f))
+			u[0] = ' ';
+		memcpy(out + j, u, (size_t)k);
+		j += (size_t)k;
+	}
+	/* A raw multi-byte character cut by the limit would make the line invalid UTF-8. */
+	if (i < n) {
+		size_t b = j;
+		while (b > 0 && ((unsigned char)out[b - 1] & 0xc0) == 0x80)
+			b--;
+		if (b > 0 && (unsigned char)out[b - 1] >= 0xc0) {
+			unsigned char lead = (unsigned char)out[b - 1];
+			size_t want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+			if (j - (b - 1) < want)
+				j = b - 1;
+		}
+	}
+	out[j] = '\0';
+}
+
+/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, true, false or null. */
+static int prim_ok(const char *s, size_t n)
+{
+	size_t i = 0, d;
+
+	if (n == 4 && (memcmp(s, "true", 4) == 0 || memcmp(s, "null", 4) == 0))
+		return 1;
+	if (n == 5 && memcmp(s, "false", 5) == 0)
+		return 1;
+	if (i < n && s[i] == '-')
+		i++;
+	if (i < n && s[i] == '0')
+		i++;
+	else if (i < n && s[i] >= '1' && s[i] <= '9')
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+	else
+		return 0;
+	if (i < n && s[i] == '.') {
+		for (d = ++i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == d)
+			return 0;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == d)
+			return 0;
+	}
+	return i == n;
+}
+
+/* A parsed document: the text and its tokens in the pool. */
+struct doc {
+	const char *js;
+	const jsmntok_t *t;
+	int n;
+};
+
+/*
+ * Tokenizes js[0..len), which must be exactly one JSON object (whitespace around it aside).
+ * jsmn is lenient about structure, so the tree it built is checked here: an object's children
+ * are keys with one value each, nothing hangs off a primitive or a plain string, and every
+ * primitive is a JSON literal or number. Commas are the one thing left unchecked.
+ */
+static int parse(struct doc *d, const char *js, size_t len)
+{
+	jsmn_parser p;
+	size_t e;
+	int r;
+
+	if (len > INT_MAX)
+		return -1;
+	jsmn_init(&p);
+	r = jsmn_parse(&p, js, len, pool, JSON_TOKENS);
+	if (r < 1 || pool[0].type != JSMN_OBJECT)
+		return -1;
+	for (e = (size_t)pool[0].end; e < len && is_ws((unsigned char)js[e]); e++)
+		;
+	if (e != len)
+		return -1;
+	d->js = js;
+	d->t = pool;
+	d->n = (int)p.toknext;
+	for (int i = 1; i < d->n; i++) {
+		const jsmntok_t *t = &pool[i];
+		if (t->parent < 0)
+			return -1;
+		jsmntype_t up = pool[t->parent].type;
+		if (up == JSMN_OBJECT) {
+			if (t->type != JSMN_STRING || t->size != 1)
+				return -1;
+		} else if (up == JSMN_PRIMITIVE) {
+			return -1;
+		} else if (t->type == JSMN_STRING && t->size != 0) {
+			return -1;
+		}
+		if (t->type == JSMN_PRIMITIVE && !prim_ok(js + t->start, (size_t)(t->end - t->start)))
+			return -1;
+	}
+	return 0;
+}
+
+/* The index just past the value at i and everything inside it. */
+static int skip(const struct doc *d, int i)
+{
+	int end = d->t[i].end;
+
+	for (i++; i < d->n && d->t[i].start < end; i++)
+		;
+	return i;
+}
+
+static int is_type(const struct doc *d, int i, jsmntype_t type)
+{
+	return i >= 0 && d->t[i].type == type;
+}
+
+static int is_null(const struct doc *d, int i)
+{
+	return is_type(d, i, JSMN_PRIMITIVE) && d->js[d->t[i].start] == 'n';
+}
+
+static int tok_eq(const struct doc *d, int i, const char *lit, size_t ln)
+{
+	return str_eq(d->js + d->t[i].start, (size_t)(d->t[i].end - d->t[i].start), lit, ln);
+}
+
+static int tok_copy(const struct doc *d, int i, char *out, size_t cap)
+{
+	if (!is_type(d, i, JSMN_STRING))
+		return -1;
+	return str_copy(d->js + d->t[i].start, (size_t)(d->t[i].end - d->t[i].start), out, cap);
+}
+
+/*
+ * Finds the values of names[0..nn) in the object at o: at[j] is the token of the value of
+ * names[j], or -1. Returns -1 when one of them appears twice: the API server's decoder keeps
+ * the last and a first-wins reader the first, and we never act on a guess between them.
+ */
+static int lookup(const struct doc *d, int o, const char *const *names, int nn, int *at)
+{
+	int k = o + 1;
+
+	for (int j = 0; j < nn; j++)
+		at[j] = -1;
+	for (int m = 0; m < d->t[o].size; m++) {
+		for (int j = 0; j < nn; j++) {
+			if (tok_eq(d, k, names[j], strlen(names[j]))) {
+				if (at[j] >= 0)
+					return -1;
+				at[j] = k + 1;
+				break;
+			}
+		}
+		k = skip(d, k + 1);
+	}
+	return 0;
+}
+
+/* An optional member: absent or null -> 0, the wanted type -> 1, anything else -> -1. */
+static int optional(const struct doc *d, int i, jsmntype_t type)
+{
+	if (i < 0 || is_null(d, i))
+		return 0;
+	return is_type(d, i, type) ? 1 : -1;
+}
+
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned dd)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	unsigned yoe = (unsigned)(y - era * 400);
+	unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + dd - 1;
+	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int digits(const char *s, int k)
+{
+	int v = 0;
+
+	for (int j = 0; j < k; j++) {
+		if (s[j] < '0' || s[j] > '9')
+			return -1;
+		v = v * 10 + (s[j] - '0');
+	}
+	return v;
+}
+
+/* RFC 3339 (2026-11-30T03:02:35Z, fractions and +hh:mm allowed) to Unix seconds; -1 if not one. */
+static int64_t rfc3339(const char *s, size_t n)
+{
+	static const unsigned char mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int y, mo, dd, h, mi, sec, off = 0;
+	size_t i = 19;
+
+	if (n < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') || s[13] != ':' ||
+	    s[16] != ':')
+		return -1;
+	y = digits(s, 4), mo = digits(s + 5, 2), dd = digits(s + 8, 2);
+	h = digits(s + 11, 2), mi = digits(s + 14, 2), sec = digits(s + 17, 2);
+	if (y < 1970 || mo < 1 || mo > 12 || dd < 1 || dd > mdays[mo - 1] || h > 23 || mi > 59 ||
+	    sec > 60 || h < 0 || mi < 0 || sec < 0)
+		return -1;
+	if (mo == 2 && dd == 29 && (y % 4 != 0 || (y % 100 == 0 && y % 400 != 0)))
+		return -1;
+	if (s[i] == '.') {
+		size_t f = ++i;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == f)
+			return -1;
+	}
+	if (i < n && (s[i] == 'Z' || s[i] == 'z')) {
+		i++;
+	} else if (i + 6 <= n && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
+		int oh = digits(s + i + 1, 2), om = digits(s + i + 4, 2);
+		if (oh < 0 || oh > 23 || om < 0 || om > 59)
+			return -1;
+		off = (oh * 3600 + om * 60) * (s[i] == '-' ? -1 : 1);
+		i += 6;
+	} else {
+		return -1;
+	}
+	if (i != n)
+		return -1;
+	int64_t t = days_from_civil(y, (unsigned)mo, (unsigned)dd) * 86400 + h * 3600 + mi * 60 + sec - off;
+	return t < 0 ? -1 : t;
+}
+
+static int read_labels(const struct doc *d, int o, const struct json_keys *k, struct node_facts *f)
+{
+	size_t lp = k && k->prune_label ? strlen(k->prune_label) : 0;
+	size_t lcp = strlen(NODE_LABEL_CONTROL_PLANE), le = strlen(NODE_LABEL_ETCD);
+	int seen_cp = 0, seen_etcd = 0, seen_prune = 0;
+	int key = o + 1;
+
+	for (int m = 0; m < d->t[o].size; m++, key = skip(d, key + 1)) {
+		int v = key + 1;
+		if (!is_type(d, v, JSMN_STRING))
+			return -1;
+		if (tok_eq(d, key, NODE_LABEL_CONTROL_PLANE, lcp)) {
+			if (seen_cp++)
+				return -1;
+			f->control_plane = 1;
+		}
+		if (tok_eq(d, key, NODE_LABEL_ETCD, le)) {
+			if (seen_etcd++)
+				return -1;
+			f->etcd = 1;
+			f->etcd_voter = tok_eq(d, v, "true", 4);
+		}
+		if (lp && tok_eq(d, key, k->prune_label, lp)) {
+			if (seen_prune++)
+				return -1;
+			f->removable = tok_eq(d, v, "true", 4);
+		}
+	}
+	return 0;
+}
+
+static int read_annotations(const struct doc *d, int o, const struct json_keys *k, struct node_facts *f)
+{
+	size_t la = k && k->annotation ? strlen(k->annotation) : 0;
+	int key = o + 1;
+
+	for (int m = 0; m < d->t[o].size; m++, key = skip(d, key + 1)) {
+		if (!is_type(d, key + 1, JSMN_STRING))
+			return -1;
+		if (la && tok_eq(d, key, k->annotation, la)) {
+			if (f->our_annotation)
+				return -1;
+			f->our_annotation = 1;
+		}
+	}
+	return 0;
+}
+
+static int read_metadata(const struct doc *d, int o, const struct json_keys *k, struct node_facts *f)
+{
+	static const char *const names[] = { "name", "uid", "resourceVersion", "labels", "annotations" };
+	int at[5], r;
+
+	if (lookup(d, o, names, 5, at) < 0)
+		return -1;
+	if (tok_copy(d, at[0], f->name, sizeof f->name) <= 0) {
+		f->name[0] = '\0';
+		return -1;
+	}
+	if (tok_copy(d, at[1], f->uid, sizeof f->uid) <= 0 || tok_copy(d, at[2], f->rv, sizeof f->rv) <= 0)
+		return -1;
+	if ((r = optional(d, at[3], JSMN_OBJECT)) < 0 || (r && read_labels(d, at[3], k, f) < 0))
+		return -1;
+	if ((r = optional(d, at[4], JSMN_OBJECT)) < 0)
+		return -1;
+	f->has_annotations = r;
+	return r ? read_annotations(d, at[4], k, f) : 0;
+}
+
+static int read_taints(const struct doc *d, int a, struct node_facts *f)
+{
+	static const char *const names[] = { "key" };
+	int el = a + 1, at[1];
+
+	f->has_taints = 1;
+	f->ntaints = d->t[a].size;
+	for (int m = 0; m < d->t[a].size; m++, el = skip(d, el)) {
+		if (!is_type(d, el, JSMN_OBJECT) || lookup(d, el, names, 1, at) < 0)
+			return -1;
+		if (at[0] < 0)
+			continue;
+		if (!is_type(d, at[0], JSMN_STRING))
+			return -1;
+		if (f->oos_taint < 0 && tok_eq(d, at[0], NODE_TAINT_KEY, strlen(NODE_TAINT_KEY)))
+			f->oos_taint = m;
+	}
+	return 0;
+}
+
+static int read_conditions(const struct doc *d, int a, struct node_facts *f)
+{
+	static const char *const names[] = { "type", "status", "lastTransitionTime" };
+	int el = a + 1, at[3], found = 0;
+	char when[64];
+
+	for (int m = 0; m < d->t[a].size; m++, el = skip(d, el)) {
+		if (!is_type(d, el, JSMN_OBJECT) || lookup(d, el, names, 3, at) < 0)
+			return -1;
+		if (at[0] < 0)
+			continue;
+		if (!is_type(d, at[0], JSMN_STRING))
+			return -1;
+		if (!tok_eq(d, at[0], "Ready", 5))
+			continue;
+		/* Two Ready conditions: which one the API server meant is a guess. */
+		if (found++)
+			return -1;
+		if (!is_type(d, at[1], JSMN_STRING))
+			return -1;
+		if (tok_eq(d, at[1], "True", 4))
+			f->ready = NODE_READY_TRUE;
+		else if (tok_eq(d, at[1], "False", 5))
+			f->ready = NODE_READY_FALSE;
+		else if (tok_eq(d, at[1], "Unknown", 7))
+			f->ready = NODE_READY_UNKNOWN;
+		if (optional(d, at[2], JSMN_STRING) < 0)
+			return -1;
+		int len = is_type(d, at[2], JSMN_STRING) ? tok_copy(d, at[2], when, sizeof when) : -1;
+		f->ready_since = len > 0 ? rfc3339(when, (size_t)len) : -1;
+	}
+	return 0;
+}
+
+/* One Node object to its facts. */
+int json_node_facts(const char *obj, size_t len, const struct json_keys *k, struct node_facts *f)
+{
+	static const char *const top[] = { "metadata", "spec", "status" };
+	static const char *const in_spec[] = { "taints" };
+	static const char *const in_status[] = { "conditions" };
+	struct doc d;
+	int at[3], sub[1], r;
+
+	memset(f, 0, sizeof *f);
+	f->ready = NODE_READY_NONE;
+	f->ready_since = -1;
+	f->oos_taint = -1;
+	if (parse(&d, obj, len) < 0 || lookup(&d, 0, top, 3, at) < 0)
+		return -1;
+	if (!is_type(&d, at[0], JSMN_OBJECT) || read_metadata(&d, at[0], k, f) < 0)
+		return -1;
+	if ((r = optional(&d, at[1], JSMN_OBJECT)) < 0)
+		return -1;
+	if (r) {
+		if (lookup(&d, at[1], in_spec, 1, sub) < 0 || (r = optional(&d, sub[0], JSMN_ARRAY)) < 0)
+			return -1;
+		if (r && read_taints(&d, sub[0], f) < 0)
+			return -1;
+	}
+	if ((r = optional(&d, at[2], JSMN_OBJECT)) < 0)
+		return -1;
+	if (r) {
+		if (lookup(&d, at[2], in_status, 1, sub) < 0 || (r = optional(&d, sub[0], JSMN_ARRAY)) < 0)
+			return -1;
+		if (r && read_conditions(&d, sub[0], f) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A Status's reason and message, made safe for one log line. */
+int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
+{
+	static const char *const names[] = { "reason", "message" };
+	struct doc d;
+	int at[2];
+
+	if (rlen)
+		reason[0] = '\0';
+	if (mlen)
+		msg[0] = '\0';
+	/* Duplicates only blur a log line here, so take the first rather than lose the text. */
+	if (parse(&d, body, len) < 0)
+		return -1;
+	at[0] = at[1] = -1;
+	for (int m = 0, key = 1; m < d.t[0].size; m++, key = skip(&d, key + 1))
+		for (int j = 0; j < 2; j++)
+			if (at[j] < 0 && tok_eq(&d, key, names[j], strlen(names[j])))
+				at[j] = key + 1;
+	if (is_type(&d, at[0], JSMN_STRING))
+		str_log(body + d.t[at[0]].start, (size_t)(d.t[at[0]].end - d.t[at[0]].start), reason, rlen);
+	if (is_type(&d, at[1], JSMN_STRING))
+		str_log(body + d.t[at[1]].start, (size_t)(d.t[at[1]].end - d.t[at[1]].start), msg, mlen);
+	return 0;
+}
+
+/*
+ * The list splitter. Outside the items it follows the grammar byte by byte (the envelope is
+ * a few hundred bytes); inside an item, or a value it skips, it only tracks strings, escapes
+ * and brackets, in tight loops, and copies the item's bytes a run at a time.
+ */
+enum {
+	L_START,      /* before the top-level '{' */
+	L_KEY0,       /* after '{': a key or '}' */
+	L_KEY,        /* after ',': a key */
+	L_KEYSTR,     /* inside a key */
+	L_COLON,
+	L_VALUE,
+	L_AFTER,      /* after a member: ',' or '}' */
+	L_CONTSTR,    /* inside metadata.continue */
+	L_PRIM,       /* inside a number or literal that is skipped */
+	L_ITEMS0,     /* after "items":[ : an item or ']' */
+	L_ITEM,       /* after ',' in items: an item */
+	L_ITEMSAFTER, /* after an item: ',' or ']' */
+	L_RAW,        /* inside an item or a skipped string, object or array */
+	L_DONE,       /* after the top-level '}' */
+	L_FAILED      /* malformed, or stopped by item() */
+};
+enum { RS_VAL, RS_STR, RS_ESC, RS_HEX };
+enum { W_TOP, W_META };
+enum { K_OTHER, K_ITEMS, K_META, K_CONT };
+
+#define LIST_DEPTH_MAX 64 /* k3s nodes nest about 10 deep (managedFields); one bit each below */
+
+/* Records why the body was refused (a longer reason is cut; it is only a log line). */
+static int fail(struct json_list *l, size_t at, const char *why)
+{
+	snprintf(l->err, sizeof l->err, "malformed node list at byte %zu: %s", l->off + at, why);
+	l->st = L_FAILED;
+	return -1;
+}
+
+/* Bytes that matter outside a string inside a raw value: 1 quote, 2 open, 3 close. */
+static const unsigned char raw_cls[256] = {
+	['"'] = 1, ['{'] = 2, ['['] = 2, ['}'] = 3, [']'] = 3,
+};
+/* Bytes that end a run inside a string: quote, backslash, control characters. */
+static const unsigned char str_cls[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	['"'] = 1, ['\\'] = 1,
+};
+
+#define ONES 0x0101010101010101ull
+#define HIGH 0x8080808080808080ull
+
+/* Whether one of 8 bytes is a quote, a backslash or a control character. */
+static int word_special(uint64_t w)
+{
+	uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+	return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w)) & HIGH ? 1 : 0;
+}
+
+/*
+ * Scans a raw value from p[*ip] on. Returns 1 when it ended (*ip just past its last byte),
+ * 0 when the input ran out first, -1 when malformed.
+ */
+static int scan_raw(struct json_list *l, const unsigned char *p, size_t n, size_t *ip)
+{
+	size_t i = *ip;
+	int depth = l->depth, c, r = 0;
+	uint64_t arrays = l->arrays;
+
+	for (;;) {
+		switch (l->rs) {
+		case RS_VAL:
+			while (i < n && !raw_cls[p[i]])
+				i++;
+			if (i == n)
+				goto out;
+			c = p[i++];
+			if (c == '"') {
+				l->rs = RS_STR;
+			} else if (c == '{' || c == '[') {
+				if (depth >= LIST_DEPTH_MAX) {
+					r = fail(l, i - 1, "nested deeper than 64");
+					goto out;
+				}
+				if (c == '[')
+					arrays |= 1ull << depth;
+				depth++;
+			} else {
+				depth--;
+				if ((c == ']') != ((arrays >> depth & 1) != 0)) {
+					r = fail(l, i - 1, "brackets do not match");
+					goto out;
+				}
+				arrays &= ~(1ull << depth);
+				if (depth == l->raw_base) {
+					r = 1;
+					goto out;
+				}
+			}
+			break;
+		case RS_STR:
+			while (i + 8 <= n) {
+				uint64_t w;
+				memcpy(&w, p + i, 8);
+				if (word_special(w))
+					break;
+				i += 8;
+			}
+			while (i < n && !str_cls[p[i]])
+				i++;
+			if (i == n)
+				goto out;
+			c = p[i++];
+			if (c == '\\') {
+				l->rs = RS_ESC;
+			} else if (c == '"') {
+				l->rs = RS_VAL;
+				if (depth == l->raw_base) {
+					r = 1;
+					goto out;
+				}
+			} else {
+				r = fail(l, i - 1, "control character inside a string");
+				goto out;
+			}
+			break;
+		case RS_ESC:
+			if (i == n)
+				goto out;
+			c = p[i++];
+			if (c == 'u') {
+				l->hex = 0;
+				l->rs = RS_HEX;
+			} else if (simple_escape(c) >= 0) {
+				l->rs = RS_STR;
+			} else {
+				r = fail(l, i - 1, "bad escape in a string");
+				goto out;
+			}
+			break;
+		case RS_HEX:
+			for (; l->hex < 4 && i < n; l->hex++, i++) {
+				if (hexval(p[i]) < 0) {
+					r = fail(l, i, "bad \\u escape in a string");
+					goto out;
+				}
+			}
+			if (l->hex < 4)
+				goto out;
+			l->rs = RS_STR;
+			break;
+		}
+	}
+out:
+	l->depth = depth;
+	l->arrays = arrays;
+	*ip = i;
+	return r;
+}
+
+/*
+ * One byte of an envelope string (a key, or metadata.continue), decoded into out[0..cap).
+ * Returns 1 at the closing quote, 0 to go on, -1 if malformed. What does not fit is dropped
+ * and sets l->full.
+ */
+static int env_byte(struct json_list *l, int c, char *out, size_t *len, size_t cap)
+{
+	unsigned char u[8];
+	int k = 0, end = 0;
+
+	if (l->esc >= 2) {
+		int h = hexval(c);
+		if (h < 0)
+			return -1;
+		l->u = l->u << 4 | (uint32_t)h;
+		if (++l->esc < 6)
+			return 0;
+		l->esc = 0;
+		uint32_t cp = l->u;
+		if (l->hi && cp >= 0xdc00 && cp < 0xe000) {
+			cp = 0x10000 + ((l->hi - 0xd800) << 10) + (cp - 0xdc00);
+			l->hi = 0;
+		}
+		/* A surrogate that is not half of a pair is U+FFFD, as Go's decoder makes it. */
+		if (l->hi)
+			k = put_utf8(0xfffd, u);
+		l->hi = 0;
+		if (cp >= 0xd800 && cp < 0xdc00)
+			l->hi = cp;
+		else
+			k += put_utf8(cp >= 0xdc00 && cp < 0xe000 ? 0xfffd : cp, u + k);
+	} else {
+		int byte = c;
+		if (l->esc == 1) {
+			if (c == 'u') {
+				l->esc = 2;
+				l->u = 0;
+				return 0;
+			}
+			if ((byte = simple_escape(c)) < 0)
+				return -1;
+			l->esc = 0;
+		} else if (c == '\\') {
+			l->esc = 1;
+			return 0;
+		} else if (c == '"') {
+			end = 1;
+		} else if (c < 0x20) {
+			return -1;
+		}
+		if (l->hi)
+			k = put_utf8(0xfffd, u);
+		l->hi = 0;
+		if (!end)
+			u[k++] = (unsigned char)byte;
+	}
+	if ((size_t)k > cap - *len) {
+		l->full = 1;
+		return end;
+	}
+	memcpy(out + *len, u, (size_t)k);
+	*len += (size_t)k;
+	return end;
+}
+
+/* Appends k bytes of the current item, or only counts them once it no longer fits. */
+static void keep(struct json_list *l, const char *s, size_t k)
+{
+	l->size += k;
+	if (l->skipping)
+		return;
+	if (k > l->cap - l->len) {
+		l->skipping = 1;
+		return;
+	}
+	memcpy(l->buf + l->len, s, k);
+	l->len += k;
+}
+
+/* Sets up a list splitter over the caller's item buffer. */
+void json_list_init(struct json_list *l, char *buf, size_t cap, json_item_fn item, void *ctx)
+{
+	memset(l, 0, sizeof *l);
+	l->buf = buf;
+	l->cap = cap;
+	l->item = item;
+	l->ctx = ctx;
+	l->st = L_START;
+}
+
+/* Closes an object of the envelope at p[i]. */
+static void close_object(struct json_list *l)
+{
+	l->depth--;
+	if (l->where == W_META) {
+		l->where = W_TOP;
+		l->st = L_AFTER;
+	} else {
+		l->st = L_DONE;
+	}
+}
+
+static void open_raw(struct json_list *l, int rs, int item)
+{
+	l->raw_base = l->depth;
+	l->rs = rs;
+	l->in_item = item;
+	l->st = L_RAW;
+	if (rs == RS_VAL)
+		l->depth++; /* an object: arrays bit stays 0 */
+}
+
+/* Feeds the next n bytes of the body. */
+int json_list_feed(struct json_list *l, const char *p, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	size_t i = 0, mark = 0;
+	int c, r;
+
+	if (l->st == L_FAILED)
+		return -1;
+	while (i < n) {
+		if (l->st == L_RAW) {
+			r = scan_raw(l, u, n, &i);
+			if (r < 0)
+				return -1;
+			if (r == 0)
+				break;
+			if (!l->in_item) {
+				l->st = L_AFTER;
+				continue;
+			}
+			keep(l, p + mark, i - mark);
+			l->nitems++;
+			l->st = L_ITEMSAFTER;
+			r = l->item(l->ctx, l->skipping ? NULL : l->buf, l->skipping ? l->size : l->len);
+			if (r != 0) {
+				snprintf(l->err, sizeof l->err, "stopped at item %d by the caller", l->nitems);
+				l->st = L_FAILED;
+				return r;
+			}
+			continue;
+		}
+		c = u[i];
+		switch (l->st) {
+		case L_START:
+			if (c == '{') {
+				l->depth = 1;
+				l->where = W_TOP;
+				l->st = L_KEY0;
+			} else if (!is_ws(c)) {
+				return fail(l, i, "the body is not a JSON object");
+			}
+			break;
+		case L_KEY0:
+		case L_KEY:
+			if (c == '"') {
+				l->keylen = 0;
+				l->esc = l->full = 0;
+				l->hi = 0;
+				l->st = L_KEYSTR;
+			} else if (c == '}' && l->st == L_KEY0) {
+				close_object(l);
+			} else if (!is_ws(c)) {
+				return fail(l, i, "expected a key");
+			}
+			break;
+		case L_KEYSTR:
+			r = env_byte(l, c, l->key, &l->keylen, sizeof l->key);
+			if (r < 0) {
+				return fail(l, i, "bad escape in a key");
+			} else if (r == 1) {
+				/* A key too long for l->key is none of the few looked for. */
+				size_t k = l->full ? 0 : l->keylen;
+				l->key_is = K_OTHER;
+				if (l->where == W_TOP && k == 5 && memcmp(l->key, "items", 5) == 0)
+					l->key_is = K_ITEMS;
+				else if (l->where == W_TOP && k == 8 && memcmp(l->key, "metadata", 8) == 0)
+					l->key_is = K_META;
+				else if (l->where == W_META && k == 8 && memcmp(l->key, "continue", 8) == 0)
+					l->key_is = K_CONT;
+				l->st = L_COLON;
+			}
+			break;
+		case L_COLON:
+			if (c == ':')
+				l->st = L_VALUE;
+			else if (!is_ws(c))
+				return fail(l, i, "expected ':'");
+			break;
+		case L_VALUE:
+			if (is_ws(c))
+				break;
+			if (l->key_is == K_ITEMS) {
+				if (l->seen & 1)
+					return fail(l, i, "items appears twice");
+				if (c != '[')
+					return fail(l, i, "items is not an array");
+				l->seen |= 1;
+				l->arrays |= 1ull << l->depth;
+				l->depth++;
+				l->st = L_ITEMS0;
+			} else if (l->key_is == K_META) {
+				if (l->seen & 2)
+					return fail(l, i, "metadata appears twice");
+				if (c != '{')
+					return fail(l, i, "metadata is not an object");
+				l->seen |= 2;
+				l->depth++;
+				l->where = W_META;
+				l->st = L_KEY0;
+			} else if (l->key_is == K_CONT) {
+				if (l->seen & 4)
+					return fail(l, i, "metadata.continue appears twice");
+				if (c != '"')
+					return fail(l, i, "metadata.continue is not a string");
+				l->seen |= 4;
+				l->contlen = 0;
+				l->esc = l->full = 0;
+				l->hi = 0;
+				l->st = L_CONTSTR;
+			} else if (c == '"') {
+				open_raw(l, RS_STR, 0);
+			} else if (c == '{' || c == '[') {
+				open_raw(l, RS_VAL, 0);
+				if (c == '[')
+					l->arrays |= 1ull << l->raw_base;
+			} else if (c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n') {
+				l->st = L_PRIM;
+			} else {
+				return fail(l, i, "expected a value");
+			}
+			break;
+		case L_CONTSTR:
+			r = env_byte(l, c, l->cont, &l->contlen, JSON_CONTINUE_MAX);
+			if (l->full)
+				return fail(l, i, "metadata.continue is longer than 4096 bytes");
+			if (r < 0)
+				return fail(l, i, "bad escape in metadata.continue");
+			if (r == 1) {
+				l->cont[l->contlen] = '\0';
+				if (strlen(l->cont) != l->contlen)
+					return fail(l, i, "metadata.continue holds a NUL");
+				l->st = L_AFTER;
+			}
+			break;
+		case L_PRIM:
+			if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '.' || c == '+' ||
+			    c == '-' || c == 'E')
+				break;
+			l->st = L_AFTER;
+			continue; /* this byte belongs to what follows */
+		case L_AFTER:
+			if (c == ',')
+				l->st = L_KEY;
+			else if (c == '}')
+				close_object(l);
+			else if (!is_ws(c))
+				return fail(l, i, "expected ',' or '}'");
+			break;
+		case L_ITEMS0:
+		case L_ITEM:
+			if (c == '{') {
+				open_raw(l, RS_VAL, 1);
+				l->len = l->size = 0;
+				l->skipping = 0;
+				mark = i;
+			} else if (c == ']' && l->st == L_ITEMS0) {
+				l->depth--;
+				l->arrays &= ~(1ull << l->depth);
+				l->st = L_AFTER;
+			} else if (!is_ws(c)) {
+				return fail(l, i, "an element of items is not an object");
+			}
+			break;
+		case L_ITEMSAFTER:
+			if (c == ',') {
+				l->st = L_ITEM;
+			} else if (c == ']') {
+				l->depth--;
+				l->arrays &= ~(1ull << l->depth);
+				l->st = L_AFTER;
+			} else if (!is_ws(c)) {
+				return fail(l, i, "expected ',' or ']' after an item");
+			}
+			break;
+		case L_DONE:
+			if (!is_ws(c))
+				return fail(l, i, "garbage after the end of the node list");
+			break;
+		}
+		i++;
+	}
+	if (l->st == L_RAW && l->in_item)
+		keep(l, p + mark, n - mark);
+	l->off += n;
+	return 0;
+}
+
+/* After the last byte. */
+int json_list_end(struct json_list *l)
+{
+	if (l->st == L_FAILED)
+		return -1;
+	if (l->st != L_DONE) {
+		int in_list = (l->st == L_RAW && l->in_item) || l->st == L_ITEMS0 || l->st == L_ITEM ||
+		    l->st == L_ITEMSAFTER;
+		strcpy(l->err, l->st == L_START ? "body was empty" : in_list ?
+		    "body ended inside the node list" : "body ended before the node list was complete");
+		l->st = L_FAILED;
+		return -1;
+	}
+	if (!(l->seen & 1)) {
+		strcpy(l->err, "body has no items array: not a node list");
+		l->st = L_FAILED;
+		return -1;
+	}
+	return 0;
+}
+
+/* The writer. */
+void json_buf_init(struct json_buf *b, char *p, size_t cap)
+{
+	b->p = p;
+	b->len = 0;
+	b->cap = cap;
+	b->overflow = cap == 0;
+}
+
+/* Appends k bytes, keeping room for the final NUL. */
+static void put(struct json_buf *b, const char *s, size_t k)
+{
+	if (b->overflow || k >= b->cap - b->len) {
+		b->overflow = 1;
+		return;
+	}
+	memcpy(b->p + b->len, s, k);
+	b->len += k;
+}
+
+void json_raw(struct json_buf *b, const char *s)
+{
+	put(b, s, strlen(s));
+}
+
+/* The length of the valid UTF-8 sequence at s, or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		unsigned lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		unsigned lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80 ? 4 : 0;
+	}
+	return 0;
+}
+
+/* s escaped for the inside of a JSON string; pointer: also ~ as ~0 and / as ~1. */
+static void escape(struct json_buf *b, const char *s, int pointer)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)s;
+
+	while (*u) {
+		size_t run = 0, k;
+		/* Runs of plain bytes are copied at once. */
+		while (u[run] >= 0x20 && u[run] < 0x80 && u[run] != '"' && u[run] != '\\' &&
+		    !(pointer && (u[run] == '~' || u[run] == '/')))
+			run++;
+		put(b, (const char *)u, run);
+		u += run;
+		if (!*u)
+			break;
+		if (*u == '"' || *u == '\\') {
+			char e[2] = { '\\', (char)*u };
+			put(b, e, 2);
+			u++;
+		} else if (*u < 0x20) {
+			char e[6] = { '\\', 'u', '0', '0', hex[*u >> 4], hex[*u & 15] };
+			put(b, e, 6);
+			u++;
+		} else if (*u == '~' || *u == '/') {
+			put(b, *u == '~' ? "~0" : "~1", 2);
+			u++;
+		} else if ((k = utf8_len(u)) != 0) {
+			put(b, (const char *)u, k);
+			u += k;
+		} else {
+			/* Not UTF-8: the API server would mangle it, so the document is refused. */
+			b->overflow = 1;
+			return;
+		}
+	}
+}
+
+void json_str(struct json_buf *b, const char *s)
+{
+	put(b, "\"", 1);
+	escape(b, s, 0);
+	put(b, "\"", 1);
+}
+
+void json_ptr(struct json_buf *b, const char *s)
+{
+	escape(b, s, 1);
+}
+
+int json_buf_end(struct json_buf *b)
+{
+	if (b->cap > 0)
+		b->p[b->len] = '\0'; /* put() always leaves room for it */
+	if (b->overflow)
+		return -1;
+	return (int)b->len;
+}

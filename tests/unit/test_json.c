@@ -1,0 +1,909 @@
+/*
+ * json.c against recorded k3s Node objects and NodeList pages (tests/unit/json/, made by
+ * make_fixtures.py there), hand-made malformed input, and the writer's escaping.
+ * Run from tests/unit: fixtures are read as json/NAME.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "json.h"
+
+#define ANN "github-runner.exadev/out-of-service-applied-at"
+#define PRUNE "github-runner.exadev.io/removable"
+
+static const struct json_keys keys = { PRUNE, ANN };
+
+/* Reads json/NAME once into a slot of its own, which then stays valid for the whole run. */
+static const char *fixture(const char *name, size_t *len)
+{
+	static char slots[12][65536];
+	static const char *names[12];
+	static size_t lens[12];
+	char path[256];
+	int i;
+
+	for (i = 0; i < 12 && names[i]; i++) {
+		if (strcmp(names[i], name) == 0) {
+			*len = lens[i];
+			return slots[i];
+		}
+	}
+	snprintf(path, sizeof path, "json/%s", name);
+	FILE *f = fopen(path, "rb");
+	if (i == 12 || !f) {
+		fprintf(stderr, "cannot open %s (run from tests/unit), or too many fixtures\n", path);
+		exit(2);
+	}
+	lens[i] = fread(slots[i], 1, sizeof slots[i] - 1, f);
+	if (!feof(f)) {
+		fprintf(stderr, "%s is larger than a fixture slot\n", path);
+		exit(2);
+	}
+	fclose(f);
+	slots[i][lens[i]] = '\0';
+	names[i] = name;
+	*len = lens[i];
+	return slots[i];
+}
+
+static int facts_of(const char *name, struct node_facts *f)
+{
+	size_t n;
+	const char *s = fixture(name, &n);
+	return json_node_facts(s, n, &keys, f);
+}
+
+static int facts_str(const char *s, struct node_facts *f)
+{
+	return json_node_facts(s, strlen(s), &keys, f);
+}
+
+/* date -u -d 2026-11-27T08:14:22Z +%s, and so on. */
+static void t_server(void)
+{
+	struct node_facts f;
+
+	check(facts_of("server-1.json", &f) == 0);
+	check(strcmp(f.name, "server-1") == 0);
+	check(strcmp(f.uid, "abcc4a81-12e9-12f5-9cae-a6d6afe99108") == 0);
+	check(strcmp(f.rv, "48213") == 0);
+	check(f.ready == NODE_READY_TRUE);
+	check(f.ready_since == 1795767262);
+	check(f.has_taints == 0 && f.ntaints == 0 && f.oos_taint == -1);
+	check(f.has_annotations == 1 && f.our_annotation == 0);
+	check(f.control_plane == 1 && f.etcd == 1 && f.etcd_voter == 1);
+	check(f.removable == 0);
+}
+
+static void t_agent_unknown(void)
+{
+	struct node_facts f;
+
+	check(facts_of("agent-2-unknown.json", &f) == 0);
+	check(strcmp(f.name, "agent-2") == 0);
+	check(strcmp(f.uid, "c3544aa1-58a8-9417-843d-45b303d3caf7") == 0);
+	check(strcmp(f.rv, "51002") == 0);
+	check(f.ready == NODE_READY_UNKNOWN);
+	check(f.ready_since == 1796007331);
+	check(f.has_taints == 1 && f.ntaints == 2 && f.oos_taint == -1);
+	check(f.has_annotations == 1 && f.our_annotation == 0);
+	check(f.control_plane == 0 && f.etcd == 0 && f.etcd_voter == 0);
+	check(f.removable == 1);
+}
+
+static void t_ours(void)
+{
+	struct node_facts f;
+
+	check(facts_of("agent-3-tainted.json", &f) == 0);
+	check(strcmp(f.name, "agent-3") == 0);
+	check(strcmp(f.rv, "51377") == 0);
+	check(f.ready == NODE_READY_UNKNOWN);
+	check(f.ready_since == 1796006467);
+	check(f.has_taints == 1 && f.ntaints == 3 && f.oos_taint == 1);
+	check(f.has_annotations == 1 && f.our_annotation == 1);
+	check(f.control_plane == 0 && f.etcd == 0 && f.removable == 1);
+}
+
+static void t_no_ready(void)
+{
+	struct node_facts f;
+
+	check(facts_of("agent-4-noready.json", &f) == 0);
+	check(strcmp(f.name, "agent-4") == 0);
+	check(f.ready == NODE_READY_NONE);
+	check(f.ready_since == -1);
+	check(f.has_taints == 1 && f.ntaints == 1 && f.oos_taint == -1);
+	check(f.removable == 0);
+}
+
+static void t_bare(void)
+{
+	struct node_facts f;
+
+	check(facts_of("agent-5-bare.json", &f) == 0);
+	check(strcmp(f.name, "agent-5") == 0);
+	check(f.ready == NODE_READY_FALSE);
+	check(f.ready_since == 1795997529); /* 01:12:09.123456+01:00 */
+	check(f.has_taints == 0 && f.ntaints == 0 && f.oos_taint == -1);
+	check(f.has_annotations == 0 && f.our_annotation == 0);
+	check(f.removable == 0); /* the label is there with "false" */
+}
+
+static void t_escaped(void)
+{
+	struct node_facts f;
+
+	/* Every "/" written "\/", "metadata", "Ready", "Unknown", the prune label's key and value \u-escaped. */
+	check(facts_of("etcd-6-escaped.json", &f) == 0);
+	check(strcmp(f.name, "etcd-6\xc3\xa9") == 0);
+	check(strcmp(f.uid, "530738c1-bdf1-b1e2-ae21-a0d525ae515d") == 0);
+	check(f.ready == NODE_READY_UNKNOWN);
+	check(f.ready_since == 1796009400); /* 03:00:00.5-00:30 */
+	check(f.has_taints == 1 && f.ntaints == 1 && f.oos_taint == 0);
+	check(f.has_annotations == 1 && f.our_annotation == 1);
+	check(f.control_plane == 0 && f.etcd == 1 && f.etcd_voter == 1);
+	check(f.removable == 1);
+}
+
+static void t_keys_configurable(void)
+{
+	struct json_keys other = { "node-role.kubernetes.io/runner", "k3s.io/node-args" };
+	struct json_keys none = { NULL, NULL };
+	struct node_facts f;
+	size_t n;
+	const char *s = fixture("agent-2-unknown.json", &n);
+
+	check(json_node_facts(s, n, &other, &f) == 0);
+	check(f.removable == 1 && f.our_annotation == 1);
+	s = fixture("agent-3-tainted.json", &n);
+	check(json_node_facts(s, n, &none, &f) == 0);
+	check(f.removable == 0 && f.our_annotation == 0 && f.oos_taint == 1);
+}
+
+#define META "\"metadata\":{\"name\":\"n\",\"uid\":\"u\",\"resourceVersion\":\"1\""
+
+static void t_minimal(void)
+{
+	struct node_facts f;
+
+	check(facts_str("{" META "}}", &f) == 0);
+	check(strcmp(f.name, "n") == 0 && strcmp(f.uid, "u") == 0 && strcmp(f.rv, "1") == 0);
+	check(f.ready == NODE_READY_NONE && f.ready_since == -1 && f.oos_taint == -1);
+	check(f.has_taints == 0 && f.has_annotations == 0);
+	/* null is absent, as Go's decoder has it */
+	check(facts_str("{" META ",\"labels\":null,\"annotations\":null},\"spec\":{\"taints\":null},"
+	    "\"status\":null}", &f) == 0);
+	check(f.has_taints == 0 && f.has_annotations == 0);
+	check(facts_str(" \n{" META ",\"annotations\":{}},\"spec\":{\"taints\":[]}}\r\n\t", &f) == 0);
+	check(f.has_taints == 1 && f.ntaints == 0 && f.has_annotations == 1);
+}
+
+/* Each of these must make the node unreadable. */
+static void t_refused(void)
+{
+	static const char *const bad[] = {
+		"{\"metadata\":{\"uid\":\"u\",\"resourceVersion\":\"1\"}}",
+		"{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"1\"}}",
+		"{\"metadata\":{\"name\":\"n\",\"uid\":\"u\"}}",
+		"{\"metadata\":{\"name\":\"\",\"uid\":\"u\",\"resourceVersion\":\"1\"}}",
+		"{\"metadata\":{\"name\":7,\"uid\":\"u\",\"resourceVersion\":\"1\"}}",
+		"{\"metadata\":{\"name\":\"n\\u0000x\",\"uid\":\"u\",\"resourceVersion\":\"1\"}}",
+		"{\"metadata\":[]}",
+		"{\"spec\":{}}",
+		/* types */
+		"{" META ",\"labels\":[]}}",
+		"{" META ",\"labels\":\"a=b\"}}",
+		"{" META ",\"labels\":{\"a\":1}}}",
+		"{" META ",\"annotations\":\"x\"}}",
+		"{" META ",\"annotations\":{\"a\":{}}}}",
+		"{" META "},\"spec\":[]}",
+		"{" META "},\"spec\":{\"taints\":{}}}",
+		"{" META "},\"spec\":{\"taints\":[\"node.kubernetes.io/out-of-service\"]}}",
+		"{" META "},\"spec\":{\"taints\":[{\"key\":1}]}}",
+		"{" META "},\"status\":\"Ready\"}",
+		"{" META "},\"status\":{\"conditions\":{\"Ready\":\"True\"}}}",
+		"{" META "},\"status\":{\"conditions\":[1]}}",
+		"{" META "},\"status\":{\"conditions\":[{\"type\":[\"Ready\"]}]}}",
+		"{" META "},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":true}]}}",
+		"{" META "},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":5}]}}",
+		/* duplicates, also when spelled differently */
+		"{" META ",\"name\":\"m\"}}",
+		"{" META "},\"metadata\":{}}",
+		"{" META ",\"labels\":{\"node-role.kubernetes.io/control-plane\":\"\",\"node-role.kubernetes.io\\/control-plane\":\"\"}}}",
+		"{" META ",\"labels\":{\"" PRUNE "\":\"true\",\"" PRUNE "\":\"false\"}}}",
+		"{" META ",\"annotations\":{\"" ANN "\":\"a\",\"" ANN "\":\"b\"}}}",
+		"{" META "},\"spec\":{\"taints\":[{\"key\":\"a\",\"key\":\"b\"}]}}",
+		"{" META "},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},{\"type\":\"Ready\",\"status\":\"Unknown\"}]}}",
+		"{" META "},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"status\":\"Unknown\"}]}}",
+		/* not JSON, or not one object */
+		"",
+		"[]",
+		"\"metadata\"",
+		"{" META "}",
+		"{" META "}}}",
+		"{" META "}} x",
+		"{" META "}}{}",
+		"{" META ",\"x\":tru}}",
+		"{" META ",\"x\":01}}",
+		"{" META ",\"x\":1.}}",
+		"{" META " \"x\":1}}",
+		"{" META ",\"x\"}}",
+		"{" META ",\"x\":}}",
+		"{" META ",\"x\":[\"a\":1]}}",
+		"{" META ",\"x\":\"a\":1}}",
+		"{" META ",\"x\":\"\\q\"}}",
+		"{" META ",\"x\":[}}}",
+	};
+	struct node_facts f;
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (!check(facts_str(bad[i], &f) == -1))
+			fprintf(stderr, "  accepted: %s\n", bad[i]);
+	/* a NUL inside, and one after the object */
+	static const char nul1[] = "{" META ",\"x\":\"a\0b\"}}";
+	static const char nul2[] = "{" META "}}\0";
+	check(json_node_facts(nul1, sizeof nul1 - 1, &keys, &f) == -1);
+	check(json_node_facts(nul2, sizeof nul2 - 1, &keys, &f) == -1);
+}
+
+static void t_name_on_error(void)
+{
+	struct node_facts f;
+
+	check(facts_str("{\"spec\":[]," META "}}", &f) == -1);
+	check(strcmp(f.name, "n") == 0);
+	check(facts_str("{\"metadata\":{\"labels\":[],\"name\":\"n\",\"uid\":\"u\",\"resourceVersion\":\"1\"}}", &f) == -1);
+	check(strcmp(f.name, "n") == 0);
+	check(facts_str("{\"metadata\":{\"name\":\"n\",\"name\":\"m\",\"uid\":\"u\",\"resourceVersion\":\"1\"}}", &f) == -1);
+	check(f.name[0] == '\0');
+}
+
+static void t_field_limits(void)
+{
+	static char doc[1024], name[300];
+	struct node_facts f;
+
+	memset(name, 'a', sizeof name);
+	name[253] = '\0';
+	snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\",\"uid\":\"u\",\"resourceVersion\":\"1\"}}", name);
+	check(facts_str(doc, &f) == 0 && strlen(f.name) == 253);
+	name[253] = 'a';
+	name[254] = '\0';
+	snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\",\"uid\":\"u\",\"resourceVersion\":\"1\"}}", name);
+	check(facts_str(doc, &f) == -1);
+	name[63] = '\0';
+	snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"n\",\"uid\":\"%s\",\"resourceVersion\":\"%s\"}}", name, name);
+	check(facts_str(doc, &f) == 0 && strlen(f.uid) == 63 && strlen(f.rv) == 63);
+	name[63] = 'a';
+	name[64] = '\0';
+	snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"n\",\"uid\":\"%s\",\"resourceVersion\":\"1\"}}", name);
+	check(facts_str(doc, &f) == -1);
+	snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"n\",\"uid\":\"u\",\"resourceVersion\":\"%s\"}}", name);
+	check(facts_str(doc, &f) == -1);
+}
+
+static void t_ready_values(void)
+{
+	static const struct {
+		const char *status, *time;
+		enum node_ready ready;
+		int64_t since;
+	} rows[] = {
+		{ "True", "2026-11-30T03:02:35Z", NODE_READY_TRUE, 1796007755 },
+		{ "False", "2026-11-30T03:02:35.999999999Z", NODE_READY_FALSE, 1796007755 },
+		{ "Unknown", "2026-11-30t03:02:35z", NODE_READY_UNKNOWN, 1796007755 },
+		{ "Unknown", "2026-11-30T08:32:35+05:30", NODE_READY_UNKNOWN, 1796007755 },
+		{ "Unknown", "2026-11-29T23:02:35-04:00", NODE_READY_UNKNOWN, 1796007755 },
+		{ "Unknown", "2024-02-29T00:00:00Z", NODE_READY_UNKNOWN, 1709164800 },
+		{ "Unknown", "2000-03-01T00:00:00Z", NODE_READY_UNKNOWN, 951868800 },
+		{ "Unknown", "1970-01-01T00:00:00Z", NODE_READY_UNKNOWN, 0 },
+		{ "Unknown", "2100-12-31T23:59:59Z", NODE_READY_UNKNOWN, 4133980799 },
+		{ "Unknown", "2025-02-29T00:00:00Z", NODE_READY_UNKNOWN, -1 },
+		{ "Unknown", "2100-02-29T00:00:00Z", NODE_READY_UNKNOWN, -1 },
+		{ "Unknown", "2026-11-31T00:00:00Z", NODE_READY_UNKNOWN, -1 },
+		{ "Unknown", "2026-13-01T00:00:00Z", NODE_READY_UNKNOWN, -1 },
+		{ "Unknown", "2026-11-30T24:00:00Z", NODE_READY_UNKNOWN, -1 },
+		{ "Unknown", "2026-11-30T03:02:35", NODE_READY_UNKNOWN, -1 },
+		{ "Unknown", "2026-11-30T03:02:35.Z", NODE_READY_UNKNOWN, -1 },
+		{ "Unknown", "2026-11-30T03:02:35Zx", NODE_READY_UNKNOWN, -1 },
+		{ "Unknown", "2026-11-30T03:02:35+0530", NODE_READY_UNKNOWN, -1 },
+		{ "Unknown", "2026-11-30 03:02:35Z", NODE_READY_UNKNOWN, -1 },
+		{ "Unknown", "1969-12-31T23:59:59Z", NODE_READY_UNKNOWN, -1 },
+		{ "Unknown", "", NODE_READY_UNKNOWN, -1 },
+		{ "Unknown", "yesterday", NODE_READY_UNKNOWN, -1 },
+		{ "Maybe", "2026-11-30T03:02:35Z", NODE_READY_NONE, 1796007755 },
+		{ "true", "2026-11-30T03:02:35Z", NODE_READY_NONE, 1796007755 },
+	};
+	static char doc[512];
+	struct node_facts f;
+
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		snprintf(doc, sizeof doc, "{" META "},\"status\":{\"conditions\":[{\"type\":\"DiskPressure\","
+		    "\"status\":\"True\",\"lastTransitionTime\":\"2020-01-01T00:00:00Z\"},{\"status\":\"%s\","
+		    "\"lastTransitionTime\":\"%s\",\"type\":\"Ready\"}]}}", rows[i].status, rows[i].time);
+		int ok = check(facts_str(doc, &f) == 0);
+		ok &= check(f.ready == rows[i].ready);
+		ok &= check(f.ready_since == rows[i].since);
+		if (!ok)
+			fprintf(stderr, "  row %zu: %s %s -> %d %lld\n", i, rows[i].status, rows[i].time,
+			    (int)f.ready, (long long)f.ready_since);
+	}
+	/* absent and null times */
+	check(facts_str("{" META "},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\"}]}}", &f) == 0);
+	check(f.ready == NODE_READY_UNKNOWN && f.ready_since == -1);
+	check(facts_str("{" META "},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\","
+	    "\"lastTransitionTime\":null}]}}", &f) == 0);
+	check(f.ready == NODE_READY_UNKNOWN && f.ready_since == -1);
+	/* lastHeartbeatTime is not lastTransitionTime */
+	check(facts_str("{" META "},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\","
+	    "\"lastHeartbeatTime\":\"2026-11-30T03:02:35Z\"}]}}", &f) == 0);
+	check(f.ready_since == -1);
+}
+
+static void t_labels_values(void)
+{
+	struct node_facts f;
+
+	check(facts_str("{" META ",\"labels\":{\"node-role.kubernetes.io/etcd\":\"false\","
+	    "\"" PRUNE "\":\"True\",\"node-role.kubernetes.io/control-plane\":\"\"}}}", &f) == 0);
+	check(f.etcd == 1 && f.etcd_voter == 0 && f.removable == 0 && f.control_plane == 1);
+	/* a key that only starts like ours is not ours */
+	check(facts_str("{" META ",\"labels\":{\"node-role.kubernetes.io/etcd-x\":\"true\","
+	    "\"" PRUNE "x\":\"true\",\"node-role.kubernetes.io/control-plan\":\"true\"},"
+	    "\"annotations\":{\"" ANN "-x\":\"1\"}}}", &f) == 0);
+	check(f.etcd == 0 && f.etcd_voter == 0 && f.removable == 0 && f.control_plane == 0);
+	check(f.our_annotation == 0 && f.has_annotations == 1);
+	/* the facts are read from metadata only, not from keys of the same name elsewhere */
+	check(facts_str("{\"spec\":{\"labels\":{\"" PRUNE "\":\"true\"}}," META ",\"x\":{\"labels\":{\"" PRUNE "\":\"true\"}}}}", &f) == 0);
+	check(f.removable == 0);
+	/* an escaped surrogate pair and a lone surrogate (U+FFFD) compare as their UTF-8 */
+	struct json_keys k2 = { "a\xf0\x9f\x9a\x80", "b\xef\xbf\xbd" };
+	check(json_node_facts("{" META ",\"labels\":{\"a\\ud83d\\ude80\":\"true\"},\"annotations\":{\"b\\ud83d\":\"\"}}}",
+	    strlen("{" META ",\"labels\":{\"a\\ud83d\\ude80\":\"true\"},\"annotations\":{\"b\\ud83d\":\"\"}}}"), &k2, &f) == 0);
+	check(f.removable == 1 && f.our_annotation == 1);
+}
+
+static void t_taint_index(void)
+{
+	struct node_facts f;
+
+	check(facts_str("{" META "},\"spec\":{\"taints\":[{\"key\":\"a\",\"effect\":\"NoSchedule\"},{\"effect\":\"NoExecute\"},"
+	    "{\"value\":\"x\",\"key\":\"node.kubernetes.io\\/out-of-service\"},{\"key\":\"node.kubernetes.io/out-of-service\"}]}}", &f) == 0);
+	check(f.has_taints == 1 && f.ntaints == 4 && f.oos_taint == 2);
+}
+
+/* A node of N labels has 11 + 2N tokens. */
+static size_t labels_node(char *b, size_t cap, int n)
+{
+	size_t len = (size_t)snprintf(b, cap, "{" META ",\"labels\":{");
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(b + len, cap - len, "%s\"l%d\":\"v\"", i ? "," : "", i);
+	len += (size_t)snprintf(b + len, cap - len, "}}}");
+	return len;
+}
+
+static void t_token_pool(void)
+{
+	static char b[300000];
+	struct node_facts f;
+	int fit = (JSON_TOKENS - 11) / 2;
+	size_t n;
+
+	n = labels_node(b, sizeof b, fit);
+	check(json_node_facts(b, n, &keys, &f) == 0);
+	check(strcmp(f.name, "n") == 0);
+	n = labels_node(b, sizeof b, fit + 1);
+	check(n < sizeof b - 1);
+	check(json_node_facts(b, n, &keys, &f) == -1);
+	check(f.name[0] == '\0');
+	/* the pool is reused: the next node reads normally */
+	check(facts_of("agent-3-tainted.json", &f) == 0 && f.oos_taint == 1);
+}
+
+/* Items collected from a list, for comparing whole sequences. */
+static struct collect {
+	char bytes[200000];
+	size_t used;
+	size_t off[64], len[64];
+	int null[64];
+	int n;
+	int stop_at; /* return 7 from this item on (1-based), 0: never */
+} got;
+
+static int collect_item(void *ctx, const char *obj, size_t len)
+{
+	struct collect *c = ctx;
+
+	if (c->n >= 64)
+		return -1;
+	c->null[c->n] = obj == NULL;
+	c->len[c->n] = len;
+	c->off[c->n] = c->used;
+	if (obj) {
+		if (len > sizeof c->bytes - c->used)
+			return -1;
+		memcpy(c->bytes + c->used, obj, len);
+		c->used += len;
+	}
+	c->n++;
+	if (c->stop_at && c->n >= c->stop_at)
+		return 7;
+	return 0;
+}
+
+static char item_buf[65536];
+
+static void reset(void)
+{
+	got.used = 0;
+	got.n = 0;
+	got.stop_at = 0;
+}
+
+/* Feeds s[0..n) in pieces: 0 whole, 1 one byte at a time, else pseudo-random sizes from seed. */
+static int feed_split(struct json_list *l, const char *s, size_t n, unsigned seed)
+{
+	size_t i = 0;
+	uint32_t x = seed * 2654435761u + 1;
+
+	while (i < n) {
+		size_t k = n - i;
+		if (seed == 1) {
+			k = 1;
+		} else if (seed > 1) {
+			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+			size_t want = x % 4 == 0 ? x % 7 + 1 : x % 9000 + 1;
+			k = want < k ? want : k;
+		}
+		int r = json_list_feed(l, s + i, k);
+		if (r != 0)
+			return r;
+		i += k;
+	}
+	return json_list_end(l);
+}
+
+static int list(const char *s, size_t n, size_t cap, unsigned seed, struct json_list *l)
+{
+	reset();
+	json_list_init(l, item_buf, cap, collect_item, &got);
+	return feed_split(l, s, n, seed);
+}
+
+static int list_str(const char *s, struct json_list *l)
+{
+	return list(s, strlen(s), sizeof item_buf, 0, l);
+}
+
+static const char *const page1[] = {
+	"server-1.json", "agent-2-unknown.json", "agent-3-tainted.json", "agent-4-noready.json", "agent-5-bare.json",
+};
+#define CONT1 "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NTE3MDIsInN0YXJ0IjoiYWdlbnQtNVx1MDAwMCJ9"
+
+/* Whether item i of got is exactly fixture name. */
+static int item_is(int i, const char *name)
+{
+	size_t n;
+	const char *s = fixture(name, &n);
+	return i < got.n && !got.null[i] && got.len[i] == n && memcmp(got.bytes + got.off[i], s, n) == 0;
+}
+
+static void t_list_whole(void)
+{
+	static struct json_list l;
+	struct node_facts f;
+	size_t n;
+	const char *s = fixture("list-page1.json", &n);
+
+	check(list(s, n, sizeof item_buf, 0, &l) == 0);
+	check(got.n == 5 && l.nitems == 5);
+	for (int i = 0; i < 5; i++)
+		check(item_is(i, page1[i]));
+	check(strcmp(l.cont, CONT1) == 0);
+	/* and the items read as the files do */
+	check(json_node_facts(got.bytes + got.off[2], got.len[2], &keys, &f) == 0);
+	check(strcmp(f.name, "agent-3") == 0 && f.oos_taint == 1 && f.our_annotation == 1);
+}
+
+static void t_list_splits(void)
+{
+	static struct json_list l;
+	size_t n;
+	const char *s = fixture("list-page1.json", &n);
+
+	for (unsigned seed = 1; seed < 40; seed++) {
+		int ok = check(list(s, n, sizeof item_buf, seed, &l) == 0);
+		ok &= check(got.n == 5);
+		for (int i = 0; i < 5; i++)
+			ok &= check(item_is(i, page1[i]));
+		ok &= check(strcmp(l.cont, CONT1) == 0);
+		if (!ok) {
+			fprintf(stderr, "  split seed %u: %s\n", seed, l.err);
+			break;
+		}
+	}
+}
+
+/* A list built from the files: metadata after the items, pretty whitespace, escapes in continue. */
+static void t_list_built(void)
+{
+	static char b[120000];
+	static struct json_list l;
+	static const char *const names[] = { "etcd-6-escaped.json", "agent-5-bare.json", "server-1.json" };
+	size_t len = 0, n;
+
+	len += (size_t)snprintf(b + len, sizeof b - len, " \r\n{ \"apiVersion\" : \"v1\", \"items\" : [\n  ");
+	for (int i = 0; i < 3; i++) {
+		const char *s = fixture(names[i], &n);
+		memcpy(b + len, s, n);
+		len += n;
+		len += (size_t)snprintf(b + len, sizeof b - len, i < 2 ? " ,\n  " : "\n ]\t,");
+	}
+	len += (size_t)snprintf(b + len, sizeof b - len, "\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"9\","
+	    "\"remainingItemCount\":12,\"c\\u006fntinue\":\"a\\/b\\u0041\\\"\\\\\\ud83d\\ude80\",\"x\":[1,{\"continue\":1}]},"
+	    "\"y\":[true,false,null,-1.5e3,{}]}\n");
+	for (unsigned seed = 0; seed < 20; seed++) {
+		int ok = check(list(b, len, sizeof item_buf, seed, &l) == 0);
+		ok &= check(got.n == 3);
+		for (int i = 0; i < 3; i++)
+			ok &= check(item_is(i, names[i]));
+		ok &= check(strcmp(l.cont, "a/bA\"\\\xf0\x9f\x9a\x80") == 0);
+		if (!ok) {
+			fprintf(stderr, "  seed %u: %s\n", seed, l.err);
+			break;
+		}
+	}
+}
+
+static void t_list_empty(void)
+{
+	static struct json_list l;
+
+	check(list_str("{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[]}", &l) == 0);
+	check(got.n == 0 && l.nitems == 0 && l.cont[0] == '\0');
+	check(list_str("{\"items\":[ ],\"metadata\":{\"continue\":\"\"}}", &l) == 0);
+	check(got.n == 0 && l.cont[0] == '\0');
+}
+
+static void t_list_oversize(void)
+{
+	static struct json_list l;
+	size_t n, big[3];
+	const char *s = fixture("list-page1.json", &n);
+
+	for (int i = 0; i < 3; i++)
+		fixture(page1[i], &big[i]);
+	/* one byte short of agent-2: server-1, agent-2, agent-3 are skipped; agent-4 and 5 fit */
+	for (unsigned seed = 0; seed < 10; seed++) {
+		int ok = check(list(s, n, big[1] - 1, seed, &l) == 0);
+		ok &= check(got.n == 5 && l.nitems == 5);
+		for (int i = 0; i < 3; i++)
+			ok &= check(got.null[i] && got.len[i] == big[i]);
+		ok &= check(item_is(3, page1[3]) && item_is(4, page1[4]));
+		ok &= check(strcmp(l.cont, CONT1) == 0);
+		if (!ok) {
+			fprintf(stderr, "  seed %u: %s\n", seed, l.err);
+			break;
+		}
+	}
+	/* exactly the size fits */
+	check(list(s, n, big[1], 7, &l) == 0);
+	check(got.null[0] && !got.null[1] && item_is(1, page1[1]) && got.null[2]);
+}
+
+static void t_list_stop(void)
+{
+	static struct json_list l;
+	size_t n;
+	const char *s = fixture("list-page1.json", &n);
+
+	reset();
+	got.stop_at = 2;
+	json_list_init(&l, item_buf, sizeof item_buf, collect_item, &got);
+	check(json_list_feed(&l, s, n) == 7);
+	check(got.n == 2);
+	check(json_list_feed(&l, "", 0) == -1);
+	check(json_list_end(&l) == -1);
+}
+
+static void t_list_malformed(void)
+{
+	static const char *const bad[] = {
+		"",
+		"   ",
+		"hello",
+		"[]",
+		"null",
+		"{\"items\":{}}",
+		"{\"items\":null}",
+		"{\"items\":\"[]\"}",
+		"{\"items\":[1]}",
+		"{\"items\":[[]]}",
+		"{\"items\":[\"{}\"]}",
+		"{\"items\":[{}{}]}",
+		"{\"items\":[{},]}",
+		"{\"items\":[,{}]}",
+		"{\"items\":[{}] x}",
+		"{\"items\":[{\"a\":[}]}",
+		"{\"items\":[{\"a\":{]}}]}",
+		"{\"items\":[{\"a\":\"b}]}",
+		"{\"items\":[{]}",
+		"{\"items\":[{}}",
+		"{\"items\":[{}]",
+		"{\"items\":[{}]}}",
+		"{\"items\":[{}]} x",
+		"{\"items\":[{}]}{}",
+		"{\"items\":[]}]",
+		"{\"items\":[],\"items\":[]}",
+		"{\"items\":[{\"a\":\"\\x\"}]}",
+		"{\"items\":[{\"a\":\"\\u12g4\"}]}",
+		"{\"items\":[{\"a\":\"tab\there\"}]}",
+		"{\"items\":[{\"a\":\"nl\nhere\"}]}",
+		"{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":500}",
+		"{\"metadata\":[],\"items\":[]}",
+		"{\"metadata\":{\"continue\":5},\"items\":[]}",
+		"{\"metadata\":{\"continue\":\"a\",\"continue\":\"b\"},\"items\":[]}",
+		"{\"metadata\":{\"continue\":\"a\\u0000b\"},\"items\":[]}",
+		"{\"metadata\":{\"continue\":\"a\\qb\"},\"items\":[]}",
+		"{\"metadata\":{\"continue\":\"a\tb\"},\"items\":[]}",
+		"{\"ite\nms\":[]}",
+		"{\"metadata\":{},\"metadata\":{},\"items\":[]}",
+		"{\"items\" []}",
+		"{\"items\":[]:}",
+		"{items:[]}",
+		"{\"items\":[],}",
+		"{,\"items\":[]}",
+		"{\"kind\":NodeList,\"items\":[]}",
+		"{\"kind\":\"x\" \"items\":[]}",
+		"{\"x\":{\"a\":[}],\"items\":[]}",
+	};
+	static struct json_list l;
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		for (unsigned seed = 0; seed < 2; seed++) {
+			int r = list(bad[i], strlen(bad[i]), sizeof item_buf, seed, &l);
+			if (!check(r == -1 && l.err[0] != '\0'))
+				fprintf(stderr, "  accepted (seed %u): %s\n", seed, bad[i]);
+		}
+	}
+}
+
+static void t_list_truncated(void)
+{
+	static struct json_list l;
+	size_t n;
+	const char *s = fixture("list-page1.json", &n);
+
+	/* Every cut of the page fails, and a cut inside the items says so. */
+	for (size_t cut = 0; cut < n; cut += cut < 200 || n - cut < 200 ? 1 : 997) {
+		int ok = check(list(s, cut, sizeof item_buf, 0, &l) == -1);
+		if (cut > 200 && cut < n - 3)
+			ok &= check(strcmp(l.err, "body ended inside the node list") == 0);
+		if (!ok) {
+			fprintf(stderr, "  cut at %zu: %s\n", cut, l.err);
+			break;
+		}
+	}
+	check(list(s, n, sizeof item_buf, 0, &l) == 0);
+}
+
+static void t_list_depth(void)
+{
+	static char b[1024];
+	static struct json_list l;
+
+	/* top object 1, items 2, the item 3: 61 arrays more reach 64, the limit */
+	for (int extra = 61; extra <= 62; extra++) {
+		size_t len = (size_t)snprintf(b, sizeof b, "{\"items\":[{\"a\":");
+		for (int i = 0; i < extra; i++)
+			b[len++] = '[';
+		for (int i = 0; i < extra; i++)
+			b[len++] = ']';
+		len += (size_t)snprintf(b + len, sizeof b - len, "}]}");
+		int r = list(b, len, sizeof item_buf, 1, &l);
+		check(extra == 61 ? r == 0 && got.n == 1 : r == -1);
+	}
+	check(strstr(l.err, "deeper") != NULL);
+}
+
+static void t_list_continue_limit(void)
+{
+	static char b[JSON_CONTINUE_MAX + 100];
+	static struct json_list l;
+
+	for (int k = JSON_CONTINUE_MAX; k <= JSON_CONTINUE_MAX + 1; k++) {
+		size_t len = (size_t)snprintf(b, sizeof b, "{\"metadata\":{\"continue\":\"");
+		memset(b + len, 'Q', (size_t)k);
+		len += (size_t)k;
+		len += (size_t)snprintf(b + len, sizeof b - len, "\"},\"items\":[]}");
+		int r = list(b, len, sizeof item_buf, 0, &l);
+		check(k == JSON_CONTINUE_MAX ? r == 0 && strlen(l.cont) == JSON_CONTINUE_MAX : r == -1);
+	}
+	/* items and continue count only where they belong */
+	check(list_str("{\"metadata\":{\"items\":[1]},\"continue\":\"x\",\"items\":[{}]}", &l) == 0);
+	check(got.n == 1 && l.cont[0] == '\0');
+	/* a key much longer than any looked for is just another key */
+	check(list_str("{\"itemsitemsitemsitemsitems\":[1],\"items\":[{}]}", &l) == 0 && got.n == 1);
+}
+
+/* A node with more tokens than the pool, inside a list: that node fails, the next reads. */
+static void t_list_token_heavy(void)
+{
+	static char b[300000], node[200000], buf[200000];
+	static struct json_list l;
+	struct node_facts f;
+	size_t n3, nn = labels_node(node, sizeof node, JSON_TOKENS / 2);
+	const char *a3 = fixture("agent-3-tainted.json", &n3);
+	size_t len = (size_t)snprintf(b, sizeof b, "{\"items\":[");
+
+	memcpy(b + len, node, nn);
+	len += nn;
+	b[len++] = ',';
+	memcpy(b + len, a3, n3);
+	len += n3;
+	len += (size_t)snprintf(b + len, sizeof b - len, "]}");
+	reset();
+	check(nn < sizeof node - 1);
+	json_list_init(&l, buf, sizeof buf, collect_item, &got);
+	check(feed_split(&l, b, len, 3) == 0);
+	check(got.n == 2 && got.len[0] == nn);
+	check(json_node_facts(got.bytes + got.off[0], got.len[0], &keys, &f) == -1);
+	check(json_node_facts(got.bytes + got.off[1], got.len[1], &keys, &f) == 0 && f.oos_taint == 1);
+}
+
+static void t_status(void)
+{
+	static const char conflict[] = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+	    "\"message\":\"Operation cannot be fulfilled on nodes \\\"agent-2\\\": the object has been modified;\\n"
+	    "please apply\\tyour changes\\u0007 to the latest version\",\"reason\":\"Conflict\","
+	    "\"details\":{\"name\":\"agent-2\",\"kind\":\"nodes\",\"causes\":[{\"reason\":\"x\",\"message\":\"y\"}]},\"code\":409}";
+	char reason[64], msg[256];
+
+	check(json_status(conflict, sizeof conflict - 1, reason, sizeof reason, msg, sizeof msg) == 0);
+	check(strcmp(reason, "Conflict") == 0);
+	check(strcmp(msg, "Operation cannot be fulfilled on nodes \"agent-2\": the object has been modified; "
+	    "please apply your changes  to the latest version") == 0);
+	/* truncated to the buffer, never in the middle of a character */
+	static const char cafe[] = "{\"reason\":\"Invalid\",\"message\":\"caf\xc3\xa9!\"}";
+	check(json_status(cafe, sizeof cafe - 1, reason, 4, msg, 5) == 0);
+	check(strcmp(reason, "Inv") == 0 && strcmp(msg, "caf") == 0);
+	check(json_status(cafe, sizeof cafe - 1, reason, 8, msg, 6) == 0);
+	check(strcmp(reason, "Invalid") == 0 && strcmp(msg, "caf\xc3\xa9") == 0);
+	static const char esc[] = "{\"message\":\"caf\\u00e9 x\"}";
+	check(json_status(esc, sizeof esc - 1, reason, sizeof reason, msg, 5) == 0);
+	check(reason[0] == '\0' && strcmp(msg, "caf") == 0);
+	/* raw control characters (not valid JSON, but jsmn lets them by) still become spaces */
+	static const char raw[] = "{\"reason\":\"A\rB\",\"message\":\"line\nfeed\x1b[31m\"}";
+	check(json_status(raw, sizeof raw - 1, reason, sizeof reason, msg, sizeof msg) == 0);
+	check(strcmp(reason, "A B") == 0 && strcmp(msg, "line feed [31m") == 0);
+	/* not JSON: a 429's plain text */
+	strcpy(reason, "x");
+	strcpy(msg, "x");
+	static const char text[] = "Too many requests, please try again later.\n";
+	check(json_status(text, sizeof text - 1, reason, sizeof reason, msg, sizeof msg) == -1);
+	check(reason[0] == '\0' && msg[0] == '\0');
+	check(json_status("[1]", 3, reason, sizeof reason, msg, sizeof msg) == -1);
+	static const char types[] = "{\"reason\":5,\"message\":null}";
+	check(json_status(types, sizeof types - 1, reason, sizeof reason, msg, sizeof msg) == 0);
+	check(reason[0] == '\0' && msg[0] == '\0');
+}
+
+static int written(const char *s, int pointer, char *out, size_t cap)
+{
+	struct json_buf b;
+
+	json_buf_init(&b, out, cap);
+	if (pointer)
+		json_ptr(&b, s);
+	else
+		json_str(&b, s);
+	return json_buf_end(&b);
+}
+
+static void t_buf_escape(void)
+{
+	char out[256];
+
+	check(written("plain", 0, out, sizeof out) == 7 && strcmp(out, "\"plain\"") == 0);
+	check(written("a\"b\\c/d\n\x01\x1f\x7f", 0, out, sizeof out) > 0);
+	check(strcmp(out, "\"a\\\"b\\\\c/d\\u000a\\u0001\\u001f\x7f\"") == 0);
+	check(written("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80", 0, out, sizeof out) > 0);
+	check(strcmp(out, "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80\"") == 0);
+	check(written("", 0, out, sizeof out) == 2 && strcmp(out, "\"\"") == 0);
+	/* not UTF-8: a lone continuation byte, a cut sequence, an overlong, a surrogate */
+	check(written("a\x80", 0, out, sizeof out) == -1);
+	check(written("a\xc3", 0, out, sizeof out) == -1);
+	check(written("\xc0\xaf", 0, out, sizeof out) == -1);
+	check(written("\xed\xa0\x80", 0, out, sizeof out) == -1);
+	check(written("\xf4\x90\x80\x80", 0, out, sizeof out) == -1);
+}
+
+static void t_buf_pointer(void)
+{
+	char out[256];
+
+	check(written(ANN, 1, out, sizeof out) > 0);
+	check(strcmp(out, "github-runner.exadev~1out-of-service-applied-at") == 0);
+	check(written("a~b", 1, out, sizeof out) == 4 && strcmp(out, "a~0b") == 0);
+	check(written("~/", 1, out, sizeof out) > 0 && strcmp(out, "~0~1") == 0);
+	check(written("a/\"~\\", 1, out, sizeof out) > 0 && strcmp(out, "a~1\\\"~0\\\\") == 0);
+
+	struct json_buf b;
+	json_buf_init(&b, out, sizeof out);
+	json_raw(&b, "{\"op\":\"add\",\"path\":\"/metadata/annotations/");
+	json_ptr(&b, ANN);
+	json_raw(&b, "\",\"value\":");
+	json_str(&b, "2026-11-30T03:02:35Z");
+	json_raw(&b, "}");
+	check(json_buf_end(&b) > 0);
+	check(strcmp(out, "{\"op\":\"add\",\"path\":\"/metadata/annotations/github-runner.exadev~1out-of-service-applied-at\","
+	    "\"value\":\"2026-11-30T03:02:35Z\"}") == 0);
+}
+
+static void t_buf_overflow(void)
+{
+	char out[16];
+	struct json_buf b;
+
+	/* "abcdef" quoted is 8 bytes and the NUL a ninth */
+	memset(out, 'X', sizeof out);
+	check(written("abcdef", 0, out, 9) == 8 && strcmp(out, "\"abcdef\"") == 0);
+	memset(out, 'X', sizeof out);
+	check(written("abcdef", 0, out, 8) == -1);
+	check(out[8] == 'X' && memchr(out, '\0', 8) != NULL);
+	/* an escape that does not fit whole is not written in part */
+	check(written("a\"", 0, out, 4) == -1);
+	check(strcmp(out, "\"a") == 0);
+	/* sticky: something small after the overflow does not clear it */
+	json_buf_init(&b, out, 4);
+	json_raw(&b, "abcd");
+	json_raw(&b, "x");
+	check(json_buf_end(&b) == -1);
+	check(strcmp(out, "") == 0);
+	json_buf_init(&b, out, 0);
+	json_raw(&b, "");
+	check(json_buf_end(&b) == -1);
+}
+
+static const struct test tests[] = {
+	{ "server", t_server },
+	{ "agent_unknown", t_agent_unknown },
+	{ "ours", t_ours },
+	{ "no_ready", t_no_ready },
+	{ "bare", t_bare },
+	{ "escaped", t_escaped },
+	{ "keys_configurable", t_keys_configurable },
+	{ "minimal", t_minimal },
+	{ "refused", t_refused },
+	{ "name_on_error", t_name_on_error },
+	{ "field_limits", t_field_limits },
+	{ "ready_values", t_ready_values },
+	{ "labels_values", t_labels_values },
+	{ "taint_index", t_taint_index },
+	{ "token_pool", t_token_pool },
+	{ "list_whole", t_list_whole },
+	{ "list_splits", t_list_splits },
+	{ "list_built", t_list_built },
+	{ "list_empty", t_list_empty },
+	{ "list_oversize", t_list_oversize },
+	{ "list_stop", t_list_stop },
+	{ "list_malformed", t_list_malformed },
+	{ "list_truncated", t_list_truncated },
+	{ "list_depth", t_list_depth },
+	{ "list_continue_limit", t_list_continue_limit },
+	{ "list_token_heavy", t_list_token_heavy },
+	{ "status", t_status },
+	{ "buf_escape", t_buf_escape },
+	{ "buf_pointer", t_buf_pointer },
+	{ "buf_overflow", t_buf_overflow },
+	{ 0, 0 },
+};
+
+int main(int argc, char **argv)
+{
+	return run_tests("json", tests, argc, argv);
+}
