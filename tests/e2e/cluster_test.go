@@ -350,7 +350,7 @@ func startCluster(ctx context.Context, binDir string) (*cluster, error) {
 		"--service-account-key-file=" + filepath.Join(dir, "sa.key"),
 		"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),
 		"--service-cluster-ip-range=10.96.0.0/24", // an allocation range in etcd only; nothing is sent there
-		"--endpoint-reconciler-type=none",        // a loopback address cannot be an Endpoints address
+		"--endpoint-reconciler-type=none",         // a loopback address cannot be an Endpoints address
 		"--audit-policy-file=" + filepath.Join(dir, "audit-policy.yaml"),
 		"--audit-log-path=" + c.auditLog,
 		"--audit-log-mode=blocking",

@@ -251,12 +251,17 @@ func connArgs(c *cluster, tokenFile string) []string {
 	return []string{"--server", c.server, "--ca-file", c.caFile, "--token-file", tokenFile}
 }
 
+// runArgs is `run`, the connection flags, then extra.
+func runArgs(c *cluster, tokenFile string, extra ...string) []string {
+	return append(append([]string{"run"}, connArgs(c, tokenFile)...), extra...)
+}
+
 // canI asks the real authorizer, with a SubjectAccessReview, whether ns/name may verb nodes.
 func canI(t *testing.T, c *cluster, ns, name, verb, resource string) bool {
 	t.Helper()
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:   "system:serviceaccount:" + ns + ":" + name,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+		User:               "system:serviceaccount:" + ns + ":" + name,
+		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Resource: resource},
 	}}
 	res, err := c.cs.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), sar, metav1.CreateOptions{})
