@@ -166,8 +166,17 @@ static int pem_file(struct pem_load *l, int kind, const char *what, const char *
 	/* BearSSL sees a line only at its newline, so the text is followed by one more */
 	while (pos < n || !tail) {
 		const char *p = pos < n ? s + pos : "\n";
-		size_t len = pos < n ? n - pos : 1;
-		size_t k = br_pem_decoder_push(&pc, p, len);
+		const char *cr = pos < n ? memchr(p, '\r', n - pos) : NULL;
+		size_t len = pos < n ? n - pos : 1, k;
+
+		/* BearSSL 0.6 takes a CR for part of the line; CRLF files are common enough */
+		if (cr == p) {
+			pos++;
+			continue;
+		}
+		if (cr != NULL)
+			len = (size_t)(cr - p);
+		k = br_pem_decoder_push(&pc, p, len);
 
 		if (pos < n)
 			pos += k;

@@ -596,6 +596,16 @@ static void t_san_reader_handmade(void)
 	check(http_cert_has_ip(b, n, v4, 4) == 1);
 	BUILD(other_ext, sizeof other_ext);
 	check(http_cert_has_ip(b, n, v4, 4) == 0);
+	/* a dNSName [2] holding the same four bytes is not an iPAddress */
+	memcpy(two, san, sizeof san);
+	two[11] = 0x82;
+	BUILD(two, sizeof san);
+	check(http_cert_has_ip(b, n, v4, 4) == 0);
+	/* the SAN under another extension's OID is not the SAN */
+	memcpy(two, san, sizeof san);
+	two[6] = 0x12;
+	BUILD(two, sizeof san);
+	check(http_cert_has_ip(b, n, v4, 4) == 0);
 	/* two subjectAltName extensions: refused, not merged */
 	memcpy(two, san, sizeof san);
 	memcpy(two + sizeof san, san, sizeof san);
@@ -642,6 +652,18 @@ static void t_tls_load(void)
 	check(t.tas[0].flags & BR_X509_TA_CA);
 	http_tls_free(&t);
 	check(t.mem == NULL);
+
+	/* CRLF line ends and text around the blocks, as some bundles have */
+	static char crlf[40000];
+	size_t n = slurp("bundle.crt", pa, sizeof pa), m = (size_t)sprintf(crlf, "# CA bundle\r\nsubject=CN = ca\r\n");
+	for (size_t i = 0; i < n; i++) {
+		if (pa[i] == '\n')
+			crlf[m++] = '\r';
+		crlf[m++] = pa[i];
+	}
+	m += (size_t)sprintf(crlf + m, "trailing words");
+	check(http_tls_load(&t, crlf, m, NULL, 0, NULL, 0, err, sizeof err) == 0 && t.ntas == 2);
+	http_tls_free(&t);
 
 	/* k3s: EC key, leaf-plus-CA chain */
 	check(load(&t, "ca.crt", "client-chain.crt", "client.key", err) == 0);
