@@ -3,7 +3,8 @@
 # go.mod into a cache directory outside the checkout, keyed by version. Prints the
 # directory on stdout (last line). A second call with the binaries present does nothing.
 #
-#   NODERECOVER_E2E_CACHE   cache root (default /var/cache/noderecover-e2e)
+#   NODERECOVER_E2E_CACHE   cache root (default /var/cache/noderecover-e2e, or
+#                           ~/.cache/noderecover-e2e when that is not writable)
 #   NODERECOVER_E2E_BINDIR  use this directory as is (no build), e.g. prebuilt binaries
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +18,15 @@ etcd_version=$(awk '$1=="go.etcd.io/etcd/server/v3"{print $2; exit}' go.mod)
 if [ -n "${NODERECOVER_E2E_BINDIR:-}" ]; then
 	dir=$NODERECOVER_E2E_BINDIR
 else
-	dir="${NODERECOVER_E2E_CACHE:-/var/cache/noderecover-e2e}/k8s-$k8s_version-etcd-$etcd_version-$(go env GOOS)-$(go env GOARCH)"
+	cache=${NODERECOVER_E2E_CACHE:-}
+	if [ -z "$cache" ]; then
+		cache=/var/cache/noderecover-e2e
+		# Not root: fall back to the user's cache directory.
+		if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
+			cache="${XDG_CACHE_HOME:-$HOME/.cache}/noderecover-e2e"
+		fi
+	fi
+	dir="$cache/k8s-$k8s_version-etcd-$etcd_version-$(go env GOOS)-$(go env GOARCH)"
 fi
 if [ -x "$dir/etcd" ] && [ -x "$dir/kube-apiserver" ] && [ -x "$dir/kube-controller-manager" ]; then
 	echo "control plane binaries cached in $dir" >&2
