@@ -210,6 +210,7 @@ class Request:
         self.raw_query = u.query
         self.query = urllib.parse.parse_qsl(u.query, keep_blank_values=True)
         self.status = None  # filled in once answered (None: no HTTP answer, a fault)
+        self.reply = None   # the Reply sent, when it was a whole one
 
     def header(self, name, default=None):
         n = name.lower()
@@ -626,6 +627,7 @@ class StandIn:
         if isinstance(action, Fault):
             return self._fault(conn, req, action)
         req.status = action.status
+        req.reply = action
         self._send(conn, action, req)
         return True
 

@@ -161,13 +161,9 @@ def node(name, ready="True", since=3600, labels=None, taints=None, annotations=N
     }
     spec = {"podCIDR": "10.42.%d.0/24" % (seed % 200), "podCIDRs": ["10.42.%d.0/24" % (seed % 200)],
             "providerID": "k3s://" + name}
-    if taints is not None:
+    if taints and not no_taints:
         spec["taints"] = [dict(t) for t in taints]
-    elif not no_taints:
-        spec["taints"] = []
-    if not taints and not no_taints:
-        # an empty list is dropped by the real apiserver (omitempty); do the same
-        spec.pop("taints", None)
+    # no taints: the key is absent, as the real apiserver leaves it (omitempty)
     if no_annotations:
         del meta["annotations"]
     conds = _conditions(ready, since, seed)

@@ -82,7 +82,7 @@ def main():
     mods = a.modules or sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(HERE, "test_*.py")))
     mods = [m[:-3] if m.endswith(".py") else m for m in mods]
     # the slowest modules first, so they overlap the rest
-    mods.sort(key=lambda m: (0 if "fault" in m or "run" in m else 1, m))
+    mods.sort(key=lambda m: (0 if any(w in m for w in ("slow", "fault", "run", "auth")) else 1, m))
     pending = list(mods)
     running = {}
     outcomes = []

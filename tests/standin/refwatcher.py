@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""A model of noderecover's contract in Python, only to check the stand-in tests themselves.
+
+    tests/standin/run.sh tests/standin/refwatcher.py
+
+If a test fails against this model, suspect the test (or the model) before the binary.
+It is not the product and is never shipped; it follows /work/notes/CONTRACT.md loosely
+(Python's ssl does the TLS and name checks). Read timeout: 5 s, so slow-server tests are quick.
+"""
+import base64
+import datetime
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import ssl
+import sys
+import tempfile
+import time
+import urllib.parse
+
+OOS = "node.kubernetes.io/out-of-service"
+CP = "node-role.kubernetes.io/control-plane"
+ETCD = "node-role.kubernetes.io/etcd"
+FLAGS = {"--taint-after": "NODE_RECOVERY_AFTER_SECONDS", "--prune-after": "NODE_RECOVERY_PRUNE_AFTER_SECONDS",
+         "--prune-label": "NODE_RECOVERY_PRUNE_LABEL", "--annotation": "NODE_RECOVERY_ANNOTATION",
+         "--self-node": "NODE_RECOVERY_SELF_NODE", "--poll": "NODE_RECOVERY_POLL_SECONDS",
+         "--kubeconfig": "KUBECONFIG", "--server": None, "--ca-file": None, "--token-file": None,
+         "--tls-server-name": None, "--page-size": None}
+DEFAULTS = {"--prune-label": "github-runner.exadev.io/removable",
+            "--annotation": "github-runner.exadev/out-of-service-applied-at", "--poll": "15",
+            "--page-size": "500"}
+stop = False
+
+
+def log(msg):
+    sys.stderr.write(time.strftime("%Y-%m-%dT%H:%M:%SZ ", time.gmtime()) + msg + "\n")
+    sys.stderr.flush()
+
+
+def refuse(msg):
+    log(msg)
+    sys.exit(2)
+
+
+def whole(name, v):
+    if not re.fullmatch(r"[0-9]{1,9}", v or ""):
+        refuse("%s '%s' is not a whole number of seconds" % (name, v))
+    return int(v)
+
+
+class Fail(Exception):
+    pass
+
+
+class Client:
+    def __init__(self, s):
+        self.s = s
+        self.conn = None
+
+    def token(self):
+        if not self.s.get("token_file"):
+            return self.s.get("token")
+        with open(self.s["token_file"]) as f:
+            return f.read().strip()
+
+    def connect(self):
+        u = urllib.parse.urlsplit(self.s["server"])
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.load_verify_locations(cadata=self.s["ca_pem"])
+        if self.s.get("cert"):
+            ctx.load_cert_chain(self.s["cert"], self.s["key"])
+        name = self.s.get("tls_server_name") or u.hostname
+        c = http.client.HTTPSConnection(u.hostname, u.port or 443, context=ctx, timeout=5)
+        if self.s.get("tls_server_name"):
+            sock = socket.create_connection((u.hostname, u.port), timeout=5)
+            c.sock = ctx.wrap_socket(sock, server_hostname=name)
+        return c
+
+    def call(self, method, path, body=None, ctype=None):
+        reread = False
+        for attempt in range(4):
+            try:
+                if self.conn is None:
+                    self.conn = self.connect()
+                h = {}
+                tok = self.token()
+                if tok and not self.s.get("cert"):
+                    h["Authorization"] = "Bearer " + tok
+                if ctype:
+                    h["Content-Type"] = ctype
+                self.conn.request(method, path, body=body, headers=h)
+                r = self.conn.getresponse()
+                data = r.read()
+            except ssl.SSLCertVerificationError as e:
+                self.conn = None
+                raise Fail("TLS verification failed: %s" % e.verify_message)
+            except (OSError, http.client.HTTPException, ssl.SSLError) as e:
+                self.conn = None
+                if isinstance(e, socket.timeout):
+                    raise Fail("timed out")
+                if attempt < 2:
+                    time.sleep(0.2)
+                    continue
+                raise Fail("connection error: %s" % (e.__class__.__name__,))
+            if r.status == 401 and not reread:
+                reread = True
+                continue
+            if r.status in (429, 503) and attempt < 3:
+                ra = r.getheader("Retry-After")
+                time.sleep(min(int(ra), 10) if ra and ra.isdigit() else 1)
+                continue
+            if r.status >= 500 and attempt < 2:
+                time.sleep(0.2)
+                continue
+            return r.status, data
+        return r.status, data
+
+
+def node_facts(n):
+    md = n.get("metadata") or {}
+    ready = None
+    for c in (n.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Ready":
+            ready = c
+    return md, ready
+
+
+def since(c):
+    t = datetime.datetime.strptime(c["lastTransitionTime"][:19], "%Y-%m-%dT%H:%M:%S").replace(
+        tzinfo=datetime.timezone.utc)
+    return int((datetime.datetime.now(datetime.timezone.utc) - t).total_seconds())
+
+
+def esc(k):
+    return k.replace("~", "~0").replace("/", "~1")
+
+
+def one_pass(s, cl):
+    ok = True
+    nodes = []
+    restarted = False
+    cont = None
+    pages = 0
+    while True:
+        pages += 1
+        if pages > 10000:
+            raise Fail("too many pages")
+        q = "limit=%d" % s["page"] + ("&continue=" + urllib.parse.quote(cont, safe="") if cont else "")
+        st, data = cl.call("GET", "/api/v1/nodes?" + q)
+        if st == 410 and cont and not restarted:
+            restarted = True
+            cont = None
+            nodes = []
+            continue
+        if st != 200:
+            raise Fail("listing nodes failed: HTTP %d" % st)
+        try:
+            d = json.loads(data)
+            items = d["items"]
+            if not isinstance(items, list):
+                raise ValueError
+        except (ValueError, KeyError, TypeError):
+            raise Fail("listing nodes failed: not a node list")
+        nodes += items
+        cont = (d.get("metadata") or {}).get("continue")
+        if not cont:
+            break
+    voters = 0
+    for n in nodes:
+        md, r = node_facts(n)
+        if ETCD in (md.get("labels") or {}) and r and r.get("status") == "True":
+            voters += 1
+    for n in nodes:
+        md, r = node_facts(n)
+        name = md.get("name")
+        if name == s["self"] or r is None:
+            continue
+        labels = md.get("labels") or {}
+        ann = md.get("annotations") or {}
+        taints = (n.get("spec") or {}).get("taints") or []
+        rv = md.get("resourceVersion")
+        test = {"op": "test", "path": "/metadata/resourceVersion", "value": rv}
+        oos = [i for i, t in enumerate(taints) if t.get("key") == OOS]
+        if r.get("status") == "True":
+            if oos and s["ann"] in ann:
+                ops = [test, {"op": "remove", "path": "/spec/taints/%d" % oos[0]},
+                       {"op": "remove", "path": "/metadata/annotations/" + esc(s["ann"])}]
+                ok &= act_patch(cl, name, ops, "Cleared %s: Ready again; out-of-service taint and annotation removed" % name)
+            continue
+        if r.get("status") != "Unknown":
+            continue
+        age = since(r)
+        if s["prune"] is not None and age >= s["prune"] and labels.get(s["label"]) == "true":
+            if CP in labels:
+                log("Not deleting %s: it is a control-plane node" % name)
+                ok = False
+            elif ETCD in labels:
+                log("Not deleting %s: it is an etcd member" % name)
+                ok = False
+            elif voters < 3:
+                log("Not deleting %s: only %d Ready etcd members would remain, fewer than the 3 a cluster needs to tolerate losing one" % (name, voters))
+                ok = False
+            else:
+                body = json.dumps({"kind": "DeleteOptions", "apiVersion": "v1",
+                                   "preconditions": {"uid": md.get("uid"), "resourceVersion": rv}})
+                st, _ = cl.call("DELETE", "/api/v1/nodes/" + name, body, "application/json")
+                if st == 200:
+                    log("Deleted %s: not reporting for %ds" % (name, age))
+                elif st == 409:
+                    log("%s changed since it was listed; next pass" % name)
+                elif st == 404:
+                    log("%s already gone" % name)
+                else:
+                    log("Deleting %s failed: HTTP %d" % (name, st))
+                    ok = False
+                continue
+        if age < s["taint"] or oos:
+            continue
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        ops = [test]
+        t = {"key": OOS, "value": "nodeshutdown", "effect": "NoExecute"}
+        ops.append({"op": "add", "path": "/spec/taints/-", "value": t} if "taints" in (n.get("spec") or {})
+                   else {"op": "add", "path": "/spec/taints", "value": [t]})
+        ops.append({"op": "add", "path": "/metadata/annotations/" + esc(s["ann"]), "value": now}
+                   if "annotations" in md else {"op": "add", "path": "/metadata/annotations", "value": {s["ann"]: now}})
+        ok &= act_patch(cl, name, ops, "Tainted %s %s=nodeshutdown:NoExecute: not reporting for %ds" % (name, OOS, age))
+    return ok
+
+
+def act_patch(cl, name, ops, msg):
+    st, _ = cl.call("PATCH", "/api/v1/nodes/" + name, json.dumps(ops), "application/json-patch+json")
+    if st == 200:
+        log(msg)
+        return True
+    if st == 422:
+        log("%s changed since it was listed; next pass" % name)
+        return True
+    log("Patching %s failed: HTTP %d" % (name, st))
+    return False
+
+
+def yaml_get(text, key):
+    m = re.search(r"^\s*-?\s*%s:\s*(\S+)\s*$" % re.escape(key), text, re.M)
+    return m.group(1) if m else None
+
+
+def main(argv):
+    global stop
+    mode = "run"
+    args = argv[1:]
+    if args and not args[0].startswith("-"):
+        mode = args.pop(0)
+    val = {}
+    while args:
+        a = args.pop(0)
+        if a not in FLAGS or not args:
+            refuse("unknown option '%s'" % a)
+        val[a] = args.pop(0)
+    for f, e in FLAGS.items():
+        if f not in val and e and e in os.environ:
+            val[f] = os.environ[e]
+    for f, d in DEFAULTS.items():
+        val.setdefault(f, d)
+    if not val.get("--taint-after"):
+        refuse("--taint-after (or NODE_RECOVERY_AFTER_SECONDS) is required")
+    s = {"taint": whole("--taint-after", val["--taint-after"]), "prune": None,
+         "label": val["--prune-label"], "ann": val["--annotation"],
+         "self": val.get("--self-node") or socket.gethostname(), "poll": whole("--poll", val["--poll"]),
+         "page": whole("--page-size", val["--page-size"])}
+    if val.get("--prune-after"):
+        s["prune"] = whole("--prune-after", val["--prune-after"])
+        if s["prune"] <= s["taint"]:
+            refuse("--prune-after (%d) must be greater than the taint threshold" % s["prune"])
+    if val.get("--server"):
+        s["server"] = val["--server"]
+        try:
+            s["ca_pem"] = open(val["--ca-file"]).read()
+        except (OSError, KeyError, TypeError):
+            refuse("cannot read CA file %s" % val.get("--ca-file"))
+        s["token_file"] = val.get("--token-file")
+        try:
+            open(s["token_file"]).read()
+        except (OSError, TypeError):
+            refuse("cannot read token file %s" % s["token_file"])
+        s["tls_server_name"] = val.get("--tls-server-name")
+    elif val.get("--kubeconfig"):
+        try:
+            kc = open(val["--kubeconfig"]).read()
+        except OSError:
+            refuse("cannot read kubeconfig %s" % val["--kubeconfig"])
+        if "insecure-skip-tls-verify: true" in kc or re.search(r"^\s*exec:", kc, re.M):
+            refuse("kubeconfig %s asks for insecure-skip-tls-verify or an exec plugin" % val["--kubeconfig"])
+        s["server"] = yaml_get(kc, "server")
+        if yaml_get(kc, "certificate-authority-data"):
+            s["ca_pem"] = base64.b64decode(yaml_get(kc, "certificate-authority-data")).decode()
+        else:
+            s["ca_pem"] = open(yaml_get(kc, "certificate-authority")).read()
+        s["token"] = yaml_get(kc, "token")
+        s["token_file"] = yaml_get(kc, "tokenFile")
+        d = tempfile.mkdtemp()
+        for k, fn in (("client-certificate", "c.crt"), ("client-key", "c.key")):
+            v = yaml_get(kc, k + "-data")
+            if v:
+                with open(os.path.join(d, fn), "wb") as f:
+                    f.write(base64.b64decode(v))
+                s["cert" if fn == "c.crt" else "key"] = os.path.join(d, fn)
+            elif yaml_get(kc, k):
+                s["cert" if fn == "c.crt" else "key"] = yaml_get(kc, k)
+    else:
+        refuse("no cluster: give --server or --kubeconfig")
+    if not s["server"].startswith("https://"):
+        refuse("server '%s' is not an https:// URL" % s["server"])
+    log("starting %s: taint after %ds, prune after %s, server %s" % (mode, s["taint"], s["prune"], s["server"]))
+    cl = Client(s)
+    if mode == "once":
+        try:
+            return 0 if one_pass(s, cl) else 1
+        except Fail as e:
+            log("pass failed: %s" % e)
+            return 1
+
+    def on_sig(*_):
+        global stop
+        stop = True
+    signal.signal(signal.SIGTERM, on_sig)
+    signal.signal(signal.SIGINT, on_sig)
+    while not stop:
+        try:
+            one_pass(s, cl)
+        except Fail as e:
+            log("pass failed: %s" % e)
+        end = time.monotonic() + s["poll"]
+        while not stop and time.monotonic() < end:
+            time.sleep(0.05)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
