@@ -246,6 +246,250 @@ static int prim_ok(const char *s, size_t n)
 	return i == n;
 }
 
+#define DEPTH_MAX 64 /* k3s nodes nest about 10 deep (managedFields); one bit each below */
+
+/* Bytes that matter outside a string inside a raw value: 1 quote, 2 open, 3 close. */
+static const unsigned char raw_cls[256] = {
+	['"'] = 1, ['{'] = 2, ['['] = 2, ['}'] = 3, [']'] = 3,
+};
+/* Bytes that end a run inside a string: quote, backslash, control characters. */
+static const unsigned char str_cls[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	['"'] = 1, ['\\'] = 1,
+};
+
+#define ONES 0x0101010101010101ull
+#define HIGH 0x8080808080808080ull
+
+/*
+ * A mask with the high bit set in each of 8 bytes (little-endian) that is a quote, a backslash
+ * or a control character; bits above the first such byte may be spurious, the lowest is exact.
+ */
+static inline uint64_t word_special(uint64_t w)
+{
+	uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+	return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w)) & HIGH;
+}
+
+/* From p[i], the index of the first quote, backslash or control character, or n. */
+static inline size_t string_run(const unsigned char *p, size_t n, size_t i)
+{
+	/* Word at a time where the byte order allows it: strings are most of a node's bytes. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	while (i + 8 <= n) {
+		uint64_t w, m;
+		memcpy(&w, p + i, 8);
+		if ((m = word_special(w)) != 0)
+			return i + ((size_t)__builtin_ctzll(m) >> 3);
+		i += 8;
+	}
+#endif
+	while (i < n && !str_cls[p[i]])
+		i++;
+	return i;
+}
+
+/* The index just past the string whose opening quote is s[i], or 0 if malformed. */
+static size_t skip_string(const char *s, size_t n, size_t i)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (i++;;) {
+		i = string_run(p, n, i);
+		if (i == n || p[i] < 0x20)
+			return 0;
+		if (p[i] == '"')
+			return i + 1;
+		if (i + 1 == n)
+			return 0;
+		if (p[i + 1] == 'u') {
+			uint32_t cp;
+			if (i + 6 > n || hex4(s + i + 2, &cp) < 0)
+				return 0;
+			i += 6;
+		} else if (simple_escape(p[i + 1]) >= 0) {
+			i += 2;
+		} else {
+			return 0;
+		}
+	}
+}
+
+/*
+ * The index just past the value starting at s[i], or 0 if malformed. Inside an object or
+ * array only strings, escapes and brackets are checked: this is how the members json.c never
+ * reads (managedFields, images) are passed over at memory speed.
+ */
+static size_t skip_value(const char *s, size_t n, size_t i)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	uint64_t arrays = 0;
+	int depth = 0;
+	size_t b = i;
+
+	if (i >= n)
+		return 0;
+	if (p[i] == '"')
+		return skip_string(s, n, i);
+	if (p[i] != '{' && p[i] != '[') {
+		while (i < n && p[i] != ',' && p[i] != '}' && p[i] != ']' && !is_ws(p[i]))
+			i++;
+		return prim_ok(s + b, i - b) ? i : 0;
+	}
+	while (i < n) {
+		while (i < n && !raw_cls[p[i]])
+			i++;
+		if (i == n)
+			return 0;
+		int c = p[i];
+		if (c == '"') {
+			if ((i = skip_string(s, n, i)) == 0)
+				return 0;
+			continue;
+		}
+		i++;
+		if (c == '{' || c == '[') {
+			if (depth >= DEPTH_MAX)
+				return 0;
+			if (c == '[')
+				arrays |= 1ull << depth;
+			depth++;
+			continue;
+		}
+		depth--;
+		if ((c == ']') != ((arrays >> depth & 1) != 0))
+			return 0;
+		arrays &= ~(1ull << depth);
+		if (depth == 0)
+			return i;
+	}
+	return 0;
+}
+
+/* Walks the members of one object with the full grammar, skipping their values quickly. */
+struct members {
+	const char *s;
+	size_t n, i;
+	int first;
+};
+
+static size_t skip_ws(const char *s, size_t n, size_t i)
+{
+	while (i < n && is_ws((unsigned char)s[i]))
+		i++;
+	return i;
+}
+
+/* Starts at the '{' at s[i]; -1 if there is none. */
+static int members_open(struct members *m, const char *s, size_t n, size_t i)
+{
+	m->s = s;
+	m->n = n;
+	m->i = i + 1;
+	m->first = 1;
+	return i < n && s[i] == '{' ? 0 : -1;
+}
+
+/*
+ * The next member's key, its body s[*k..*ke), with m->i left at the start of its value.
+ * Returns 1, 0 after the closing '}' (m->i just past it), or -1 if malformed.
+ */
+static int members_key(struct members *m, size_t *k, size_t *ke)
+{
+	const char *s = m->s;
+	size_t n = m->n, i = skip_ws(s, n, m->i), e;
+
+	if (i < n && s[i] == '}') {
+		m->i = i + 1;
+		return 0;
+	}
+	if (!m->first) {
+		if (i == n || s[i] != ',')
+			return -1;
+		i = skip_ws(s, n, i + 1);
+	}
+	if (i == n || s[i] != '"' || (e = skip_string(s, n, i)) == 0)
+		return -1;
+	*k = i + 1;
+	*ke = e - 1;
+	i = skip_ws(s, n, e);
+	if (i == n || s[i] != ':')
+		return -1;
+	m->i = skip_ws(s, n, i + 1);
+	m->first = 0;
+	return 1;
+}
+
+/* A member's value found by find(): s[at..end), at == 0 when absent. */
+struct val {
+	size_t at, end;
+};
+
+/* What find() looks for in one object; sub[j], when set, is looked for inside value j. */
+struct want {
+	const char *const *names;
+	int n;
+	struct val *out;
+	const struct want *const *sub;
+};
+
+/*
+ * Finds the values of w->names among the members of the object at s[i], in one pass: a value
+ * with a sub-want that is an object is walked for it, every other value is skipped.
+ * Returns the index just past the object, or 0 when it is malformed or one of the names
+ * appears twice: the API server's decoder keeps the last and a first-wins reader the first,
+ * and we never act on a guess between them.
+ */
+static size_t find(const char *s, size_t n, size_t i, const struct want *w)
+{
+	struct members m;
+	size_t k, ke, e;
+	int r, j;
+
+	for (j = 0; j < w->n; j++)
+		w->out[j].at = w->out[j].end = 0;
+	if (members_open(&m, s, n, i) < 0)
+		return 0;
+	while ((r = members_key(&m, &k, &ke)) == 1) {
+		for (j = 0; j < w->n; j++)
+			if (str_eq(s + k, ke - k, w->names[j], strlen(w->names[j])))
+				break;
+		if (j < w->n && w->out[j].at)
+			return 0;
+		if (j < w->n && w->sub && w->sub[j] && m.i < n && s[m.i] == '{')
+			e = find(s, n, m.i, w->sub[j]);
+		else
+			e = skip_value(s, n, m.i);
+		if (e == 0)
+			return 0;
+		if (j < w->n) {
+			w->out[j].at = m.i;
+			w->out[j].end = e;
+		}
+		m.i = e;
+	}
+	return r == 0 ? m.i : 0;
+}
+
+/* What a found value is: 0 absent or null, '"' string, '{' object, '[' array, 'p' other. */
+static int kind(const char *s, const struct val *v)
+{
+	if (!v->at || s[v->at] == 'n')
+		return 0;
+	if (s[v->at] == '"' || s[v->at] == '{' || s[v->at] == '[')
+		return s[v->at];
+	return 'p';
+}
+
+/* A found string value into out[0..cap); -1 if it is not a string or does not fit. */
+static int val_copy(const char *s, const struct val *v, char *out, size_t cap)
+{
+	if (kind(s, v) != '"')
+		return -1;
+	return str_copy(s + v->at + 1, v->end - v->at - 2, out, cap);
+}
+
 /* A parsed document: the text and its tokens in the pool. */
 struct doc {
 	const char *js;
@@ -254,12 +498,12 @@ struct doc {
 };
 
 /*
- * Tokenizes js[0..len), which must be exactly one JSON object (whitespace around it aside).
+ * Tokenizes js[0..len), which must be exactly one JSON value of type want (whitespace aside).
  * jsmn is lenient about structure, so the tree it built is checked here: an object's children
  * are keys with one value each, nothing hangs off a primitive or a plain string, and every
  * primitive is a JSON literal or number. Commas are the one thing left unchecked.
  */
-static int parse(struct doc *d, const char *js, size_t len)
+static int parse(struct doc *d, const char *js, size_t len, jsmntype_t want)
 {
 	jsmn_parser p;
 	size_t e;
@@ -269,7 +513,7 @@ static int parse(struct doc *d, const char *js, size_t len)
 		return -1;
 	jsmn_init(&p);
 	r = jsmn_parse(&p, js, len, pool, JSON_TOKENS);
-	if (r < 1 || pool[0].type != JSMN_OBJECT)
+	if (r < 1 || pool[0].type != want)
 		return -1;
 	for (e = (size_t)pool[0].end; e < len && is_ws((unsigned char)js[e]); e++)
 		;
@@ -473,27 +717,6 @@ static int read_annotations(const struct doc *d, int o, const struct json_keys *
 	return 0;
 }
 
-static int read_metadata(const struct doc *d, int o, const struct json_keys *k, struct node_facts *f)
-{
-	static const char *const names[] = { "name", "uid", "resourceVersion", "labels", "annotations" };
-	int at[5], r;
-
-	if (lookup(d, o, names, 5, at) < 0)
-		return -1;
-	if (tok_copy(d, at[0], f->name, sizeof f->name) <= 0) {
-		f->name[0] = '\0';
-		return -1;
-	}
-	if (tok_copy(d, at[1], f->uid, sizeof f->uid) <= 0 || tok_copy(d, at[2], f->rv, sizeof f->rv) <= 0)
-		return -1;
-	if ((r = optional(d, at[3], JSMN_OBJECT)) < 0 || (r && read_labels(d, at[3], k, f) < 0))
-		return -1;
-	if ((r = optional(d, at[4], JSMN_OBJECT)) < 0)
-		return -1;
-	f->has_annotations = r;
-	return r ? read_annotations(d, at[4], k, f) : 0;
-}
-
 static int read_taints(const struct doc *d, int a, struct node_facts *f)
 {
 	static const char *const names[] = { "key" };
@@ -548,39 +771,62 @@ static int read_conditions(const struct doc *d, int a, struct node_facts *f)
 	return 0;
 }
 
-/* One Node object to its facts. */
+/* Tokenizes the found value v, which must be of type want. */
+static int read_val(const char *s, const struct val *v, jsmntype_t want, struct doc *d)
+{
+	return parse(d, s + v->at, v->end - v->at, want);
+}
+
+/*
+ * One Node object to its facts. One pass of the member scanner walks the object, its
+ * metadata, spec and status with the full grammar and passes over every other value
+ * (managedFields, images: most of a node's bytes) with the bracket scanner; jsmn tokenizes
+ * only labels, annotations, taints and conditions, so the pool bounds those, not the node.
+ */
 int json_node_facts(const char *obj, size_t len, const struct json_keys *k, struct node_facts *f)
 {
 	static const char *const top[] = { "metadata", "spec", "status" };
+	static const char *const in_meta[] = { "name", "uid", "resourceVersion", "labels", "annotations" };
 	static const char *const in_spec[] = { "taints" };
 	static const char *const in_status[] = { "conditions" };
+	struct val tv[3], mv[5], sv[1], cv[1];
+	const struct want meta = { in_meta, 5, mv, NULL };
+	const struct want spec = { in_spec, 1, sv, NULL };
+	const struct want status = { in_status, 1, cv, NULL };
+	const struct want *const subs[] = { &meta, &spec, &status };
+	const struct want node = { top, 3, tv, subs };
 	struct doc d;
-	int at[3], sub[1], r;
+	size_t end;
+	int t;
 
 	memset(f, 0, sizeof *f);
 	f->ready = NODE_READY_NONE;
 	f->ready_since = -1;
 	f->oos_taint = -1;
-	if (parse(&d, obj, len) < 0 || lookup(&d, 0, top, 3, at) < 0)
+	end = find(obj, len, skip_ws(obj, len, 0), &node);
+	if (end == 0 || skip_ws(obj, len, end) != len || kind(obj, &tv[0]) != '{')
 		return -1;
-	if (!is_type(&d, at[0], JSMN_OBJECT) || read_metadata(&d, at[0], k, f) < 0)
+	/* Read first: the name of a node refused for what follows still helps the log line. */
+	if (val_copy(obj, &mv[0], f->name, sizeof f->name) <= 0) {
+		f->name[0] = '\0';
 		return -1;
-	if ((r = optional(&d, at[1], JSMN_OBJECT)) < 0)
-		return -1;
-	if (r) {
-		if (lookup(&d, at[1], in_spec, 1, sub) < 0 || (r = optional(&d, sub[0], JSMN_ARRAY)) < 0)
-			return -1;
-		if (r && read_taints(&d, sub[0], f) < 0)
-			return -1;
 	}
-	if ((r = optional(&d, at[2], JSMN_OBJECT)) < 0)
+	if (val_copy(obj, &mv[1], f->uid, sizeof f->uid) <= 0 || val_copy(obj, &mv[2], f->rv, sizeof f->rv) <= 0)
 		return -1;
-	if (r) {
-		if (lookup(&d, at[2], in_status, 1, sub) < 0 || (r = optional(&d, sub[0], JSMN_ARRAY)) < 0)
-			return -1;
-		if (r && read_conditions(&d, sub[0], f) < 0)
-			return -1;
-	}
+	/* parse() refuses a value that is not of the type wanted; null counts as absent */
+	if (kind(obj, &mv[3]) && (read_val(obj, &mv[3], JSMN_OBJECT, &d) < 0 || read_labels(&d, 0, k, f) < 0))
+		return -1;
+	f->has_annotations = kind(obj, &mv[4]) != 0;
+	if (f->has_annotations && (read_val(obj, &mv[4], JSMN_OBJECT, &d) < 0 || read_annotations(&d, 0, k, f) < 0))
+		return -1;
+	if ((t = kind(obj, &tv[1])) != 0 && t != '{')
+		return -1;
+	if (t && kind(obj, &sv[0]) && (read_val(obj, &sv[0], JSMN_ARRAY, &d) < 0 || read_taints(&d, 0, f) < 0))
+		return -1;
+	if ((t = kind(obj, &tv[2])) != 0 && t != '{')
+		return -1;
+	if (t && kind(obj, &cv[0]) && (read_val(obj, &cv[0], JSMN_ARRAY, &d) < 0 || read_conditions(&d, 0, f) < 0))
+		return -1;
 	return 0;
 }
 
@@ -596,7 +842,7 @@ int json_status(const char *body, size_t len, char *reason, size_t rlen, char *m
 	if (mlen)
 		msg[0] = '\0';
 	/* Duplicates only blur a log line here, so take the first rather than lose the text. */
-	if (parse(&d, body, len) < 0)
+	if (parse(&d, body, len, JSMN_OBJECT) < 0)
 		return -1;
 	at[0] = at[1] = -1;
 	for (int m = 0, key = 1; m < d.t[0].size; m++, key = skip(&d, key + 1))
@@ -636,35 +882,12 @@ enum { RS_VAL, RS_STR, RS_ESC, RS_HEX };
 enum { W_TOP, W_META };
 enum { K_OTHER, K_ITEMS, K_META, K_CONT };
 
-#define LIST_DEPTH_MAX 64 /* k3s nodes nest about 10 deep (managedFields); one bit each below */
-
 /* Records why the body was refused (a longer reason is cut; it is only a log line). */
 static int fail(struct json_list *l, size_t at, const char *why)
 {
 	snprintf(l->err, sizeof l->err, "malformed node list at byte %zu: %s", l->off + at, why);
 	l->st = L_FAILED;
 	return -1;
-}
-
-/* Bytes that matter outside a string inside a raw value: 1 quote, 2 open, 3 close. */
-static const unsigned char raw_cls[256] = {
-	['"'] = 1, ['{'] = 2, ['['] = 2, ['}'] = 3, [']'] = 3,
-};
-/* Bytes that end a run inside a string: quote, backslash, control characters. */
-static const unsigned char str_cls[256] = {
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	['"'] = 1, ['\\'] = 1,
-};
-
-#define ONES 0x0101010101010101ull
-#define HIGH 0x8080808080808080ull
-
-/* Whether one of 8 bytes is a quote, a backslash or a control character. */
-static int word_special(uint64_t w)
-{
-	uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
-	return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w)) & HIGH ? 1 : 0;
 }
 
 /*
@@ -688,7 +911,7 @@ static int scan_raw(struct json_list *l, const unsigned char *p, size_t n, size_
 			if (c == '"') {
 				l->rs = RS_STR;
 			} else if (c == '{' || c == '[') {
-				if (depth >= LIST_DEPTH_MAX) {
+				if (depth >= DEPTH_MAX) {
 					r = fail(l, i - 1, "nested deeper than 64");
 					goto out;
 				}
@@ -709,15 +932,7 @@ static int scan_raw(struct json_list *l, const unsigned char *p, size_t n, size_
 			}
 			break;
 		case RS_STR:
-			while (i + 8 <= n) {
-				uint64_t w;
-				memcpy(&w, p + i, 8);
-				if (word_special(w))
-					break;
-				i += 8;
-			}
-			while (i < n && !str_cls[p[i]])
-				i++;
+			i = string_run(p, n, i);
 			if (i == n)
 				goto out;
 			c = p[i++];

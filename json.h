@@ -17,9 +17,12 @@ struct json_keys {
 
 /*
  * Reads one Node object (obj[0..len), a complete JSON object) into *f.
- * Returns 0, or -1 when the text is not valid JSON, has more tokens than the fixed pool
- * (JSON_TOKENS), or lacks metadata.name, metadata.uid or metadata.resourceVersion (or one is
- * longer than its field in struct node_facts).
+ * Returns 0, or -1 when the text is not valid JSON, when labels, annotations, spec.taints or
+ * status.conditions has more tokens than the fixed pool (JSON_TOKENS), or when it lacks
+ * metadata.name, metadata.uid or metadata.resourceVersion (or one is longer than its field in
+ * struct node_facts). The object, metadata, spec and status are read with the full grammar;
+ * values never read (managedFields, images, ...) are only checked for well-formed strings and
+ * matching brackets (nesting at most 64), which is how they are passed over fast.
  * Also -1 (the node is unreadable, nothing may be done to it): a member it reads that has the
  * wrong type (metadata, spec, status, labels, annotations not objects; taints, conditions not
  * arrays; a label or annotation value, a taint key, a condition's type or status not a string),
@@ -28,8 +31,9 @@ struct json_keys {
  * Ready's status other than True, False, Unknown is NODE_READY_NONE; a lastTransitionTime
  * that is absent, null or not RFC 3339 is ready_since -1.
  * On -1, f->name holds the name when it could be read, else "".
- * The token pool is static: not reentrant. JSON_TOKENS is about 130 KB of compact node JSON
- * (a k3s node of 9 KB uses about 1100 tokens); a node past it is refused, not truncated.
+ * The token pool (JSON_TOKENS * 20 bytes) is static: not reentrant. It holds the largest one of
+ * those four members (a k3s node's largest, its conditions, uses about 70 tokens; 16384 is
+ * some 8000 labels), so a node's size is bounded by the caller's buffer, not by the pool.
  */
 #define JSON_TOKENS 16384
 int json_node_facts(const char *obj, size_t len, const struct json_keys *k, struct node_facts *f);

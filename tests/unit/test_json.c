@@ -233,7 +233,20 @@ static void t_refused(void)
 		"{" META " \"x\":1}}",
 		"{" META ",\"x\"}}",
 		"{" META ",\"x\":}}",
-		"{" META ",\"x\":[\"a\":1]}}",
+		"{" META ",\"labels\":{\"a\":\"b\" \"c\":\"d\"}}}",
+		"{" META ",\"labels\":{\"a\":\"b\":\"c\"}}}",
+		"{" META "},\"spec\":{\"taints\":[{\"key\":\"a\":1}]}}",
+		"{" META "},\"status\":{\"conditions\":[{\"type\"}]}}",
+		"{" META "},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":Unknown}]}}",
+		"{" META "},\"spec\":{\"taints\":[]}\"status\":{}}",
+		"{" META "},\"spec\":{\"taints\":[],}}",
+		"{" META "},\"spec\":{\"x\":[1,{\"y\":\"\\u12\"}]}}",
+		"{" META ",\"x\":\"\\u12g4\"}}",
+		"{" META ",\"x\":[\"\\u12g4\"]}}",
+		"{" META "},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\",\"x\":tru}]}}",
+		"{" META ",\"labels\":{\"a\":\"b\"} \"x\":1}}",
+		"{" META ",\"labels\":5}}",
+		"{" META "},\"status\":{\"conditions\":\"Ready\"}}",
 		"{" META ",\"x\":\"a\":1}}",
 		"{" META ",\"x\":\"\\q\"}}",
 		"{" META ",\"x\":[}}}",
@@ -376,7 +389,7 @@ static void t_taint_index(void)
 	check(f.has_taints == 1 && f.ntaints == 4 && f.oos_taint == 2);
 }
 
-/* A node of N labels has 11 + 2N tokens. */
+/* A node whose labels object holds N labels: 1 + 2N tokens for jsmn. */
 static size_t labels_node(char *b, size_t cap, int n)
 {
 	size_t len = (size_t)snprintf(b, cap, "{" META ",\"labels\":{");
@@ -386,11 +399,12 @@ static size_t labels_node(char *b, size_t cap, int n)
 	return len;
 }
 
+/* The pool bounds each member jsmn reads (labels here), not the node. */
 static void t_token_pool(void)
 {
 	static char b[300000];
 	struct node_facts f;
-	int fit = (JSON_TOKENS - 11) / 2;
+	int fit = (JSON_TOKENS - 1) / 2;
 	size_t n;
 
 	n = labels_node(b, sizeof b, fit);
@@ -399,9 +413,42 @@ static void t_token_pool(void)
 	n = labels_node(b, sizeof b, fit + 1);
 	check(n < sizeof b - 1);
 	check(json_node_facts(b, n, &keys, &f) == -1);
-	check(f.name[0] == '\0');
+	check(strcmp(f.name, "n") == 0);
 	/* the pool is reused: the next node reads normally */
 	check(facts_of("agent-3-tainted.json", &f) == 0 && f.oos_taint == 1);
+}
+
+/* 4000 images (20000 tokens) and deep managedFields are passed over, not tokenized. */
+static void t_big_node(void)
+{
+	static char b[400000];
+	struct node_facts f;
+	size_t len = (size_t)snprintf(b, sizeof b, "{\"status\":{\"images\":[");
+
+	for (int i = 0; i < 4000; i++)
+		len += (size_t)snprintf(b + len, sizeof b - len, "%s{\"names\":[\"r/i%d@sha256:0\",\"r/i%d:v1\"],\"sizeBytes\":%d}",
+		    i ? "," : "", i, i, 1000 + i);
+	len += (size_t)snprintf(b + len, sizeof b - len, "],\"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\","
+	    "\"lastTransitionTime\":\"2026-11-30T03:02:35Z\"}]}," META ",\"managedFields\":[{\"f\":"
+	    "{\"a\":{\"b\":{\"c\":{\"d\":{\"e\":[[[[[{}]]]]]}}}}}}]}}");
+	check(len < sizeof b - 1);
+	check(json_node_facts(b, len, &keys, &f) == 0);
+	check(f.ready == NODE_READY_UNKNOWN && f.ready_since == 1796007755 && strcmp(f.name, "n") == 0);
+	/* a value read past may nest 64 deep, not 65 */
+	for (int depth = 64; depth <= 65; depth++) {
+		static char d[512];
+		size_t dl = (size_t)snprintf(d, sizeof d, "{" META ",\"x\":");
+		for (int i = 0; i < depth; i++)
+			d[dl++] = '[';
+		for (int i = 0; i < depth; i++)
+			d[dl++] = ']';
+		dl += (size_t)snprintf(d + dl, sizeof d - dl, "}}");
+		check(json_node_facts(d, dl, &keys, &f) == (depth == 64 ? 0 : -1));
+	}
+	/* one broken string deep inside the images still fails the node */
+	char *q = strstr(b, "r/i3999:v1");
+	q[3] = '\\';
+	check(json_node_facts(b, len, &keys, &f) == -1);
 }
 
 /* Items collected from a list, for comparing whole sequences. */
@@ -787,6 +834,10 @@ static void t_status(void)
 	check(json_status(text, sizeof text - 1, reason, sizeof reason, msg, sizeof msg) == -1);
 	check(reason[0] == '\0' && msg[0] == '\0');
 	check(json_status("[1]", 3, reason, sizeof reason, msg, sizeof msg) == -1);
+	static const char trailing[] = "{\"reason\":\"Conflict\"} x";
+	check(json_status(trailing, sizeof trailing - 1, reason, sizeof reason, msg, sizeof msg) == -1);
+	static const char nul[] = "{\"reason\":\"Conflict\"}\0x";
+	check(json_status(nul, sizeof nul - 1, reason, sizeof reason, msg, sizeof msg) == -1);
 	static const char types[] = "{\"reason\":5,\"message\":null}";
 	check(json_status(types, sizeof types - 1, reason, sizeof reason, msg, sizeof msg) == 0);
 	check(reason[0] == '\0' && msg[0] == '\0');
@@ -885,6 +936,7 @@ static const struct test tests[] = {
 	{ "labels_values", t_labels_values },
 	{ "taint_index", t_taint_index },
 	{ "token_pool", t_token_pool },
+	{ "big_node", t_big_node },
 	{ "list_whole", t_list_whole },
 	{ "list_splits", t_list_splits },
 	{ "list_built", t_list_built },
