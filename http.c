@@ -1201,6 +1201,9 @@ static int open_conn(struct http_conn *c)
 	br_sslio_init(&c->io, &c->sc.eng, sock_read, c, sock_write, c);
 	/* a flush with nothing to send runs the handshake, so its errors are named as such */
 	if (br_sslio_flush(&c->io) < 0) {
+		int e = br_ssl_engine_last_error(&c->sc.eng);
+		/* the network failing may pass; a refused certificate or protocol will not */
+		c->permanent = e != BR_ERR_IO && e != BR_ERR_OK;
 		cfail(c, "TLS handshake with %s: %s", c->where, tls_reason(c, b, sizeof b));
 		http_close(c);
 		return -1;
@@ -1331,8 +1334,10 @@ int http_request(struct http_conn *c, const char *method, const char *path, cons
 {
 	char b[400];
 
+	c->permanent = 1;
 	if (check_request(c, method, path, headers) < 0)
 		return -1;
+	c->permanent = 0;
 	if (c->in_body)
 		http_discard(c);
 	for (int attempt = 0;; attempt++) {

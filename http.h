@@ -135,6 +135,8 @@ struct http_conn {
 	char rbuf[4096];             /* private: bytes read, not yet parsed */
 	size_t rpos, rlen;
 	char err[256];               /* why the last call failed, one line */
+	int permanent;               /* after -1: retrying cannot help (certificate refused, TLS
+	                                version or suites not shared, request invalid) */
 	/* BearSSL state, private */
 	br_ssl_client_context sc;
 	struct http_x509 x509;       /* private: the verifying engine */

@@ -841,7 +841,7 @@ static void t_tls_ip(void)
 	check(get("/stats") == 200 && body_is("2"));
 
 	/* a request that would split the wire is refused before anything is sent */
-	check(http_request(&conn, "GET", "/a\r\nX: y", NULL, NULL, 0, &r) == -1 && err_has("path"));
+	check(http_request(&conn, "GET", "/a\r\nX: y", NULL, NULL, 0, &r) == -1 && err_has("path") && conn.permanent);
 	check(http_request(&conn, "GET", "/a", "X: y\r\n\r\nGET / HTTP/1.1\r\n", NULL, 0, &r) == -1);
 	check(http_request(&conn, "GET", "/a", "X: y", NULL, 0, &r) == -1 && err_has("CRLF"));
 	check(http_request(&conn, "G T", "/a", NULL, NULL, 0, &r) == -1 && err_has("method"));
@@ -861,6 +861,7 @@ static void t_tls_reconnect(void)
 	check(get("/arm-drop2") == 200);
 	check(get("/hello") == -1);
 	check(err_has("reading response from 127.0.0.1:") && err_has(": connection closed by the server"));
+	check(!conn.permanent);
 	check(get("/hello") == 200);
 	check(get("/stats") == 200 && body_is("4"));
 	server_stop();
@@ -902,7 +903,7 @@ static void handshake_fails(const char *cert, const char *key, const char *verif
 	check(http_init(&conn, &tls, "127.0.0.1", srv_port, verify) == 0);
 	check(get("/hello") == -1);
 	check(err_has("TLS handshake with 127.0.0.1:") && err_has(why));
-	check(conn.fd == -1);
+	check(conn.fd == -1 && conn.permanent);
 	server_stop();
 }
 
@@ -1020,13 +1021,13 @@ static void t_tls_socket_errors(void)
 	close(fd);
 	check(http_init(&conn, &tls, "127.0.0.1", port, NULL) == 0);
 	check(get("/") == -1);
-	check(err_has("connect to 127.0.0.1:") && err_has(": Connection refused"));
+	check(err_has("connect to 127.0.0.1:") && err_has(": Connection refused") && !conn.permanent);
 	/* a server that never speaks */
 	check((fd = listener(port, sizeof port)) >= 0);
 	check(http_init(&conn, &tls, "127.0.0.1", port, NULL) == 0);
 	conn.io_timeout_ms = 200;
 	check(get("/") == -1);
-	check(err_has("TLS handshake with 127.0.0.1:") && err_has("timed out after 200ms"));
+	check(err_has("TLS handshake with 127.0.0.1:") && err_has("timed out after 200ms") && !conn.permanent);
 	close(fd);
 	/* a server that speaks plain HTTP */
 	check((fd = listener(port, sizeof port)) >= 0);
@@ -1043,7 +1044,7 @@ static void t_tls_socket_errors(void)
 	}
 	conn.io_timeout_ms = 2000;
 	check(get("/") == -1);
-	check(err_has("TLS handshake with 127.0.0.1:") && err_has("does not speak TLS"));
+	check(err_has("TLS handshake with 127.0.0.1:") && err_has("does not speak TLS") && conn.permanent);
 	waitpid(pid, NULL, 0);
 	close(fd);
 	/* bad names */
