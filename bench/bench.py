@@ -126,10 +126,10 @@ def measure(cmds, stdout_path, stderr_path):
     for p, rf in zip(procs, resfiles):
         try:
             u, s_, rss, code = open(rf).read().split()
-            res.append((float(u) + float(s_), int(rss)))
+            res.append((float(u) + float(s_), int(rss), float(u), float(s_)))
             codes.append(int(code))
         except (OSError, ValueError):
-            res.append((float("nan"), 0))
+            res.append((float("nan"), 0, float("nan"), float("nan")))
             codes.append(p.returncode if p.returncode else 127)
     return codes, res, wall
 
@@ -324,8 +324,9 @@ def main():
                           "patch_bad", "other", "server_cpu_us")}
                     row = {"n": n, "tool": name, "run": r, "codes": codes,
                            "cpu": sum(p[0] for p in procs), "wall": wall,
+                           "user": sum(p[2] for p in procs), "sys": sum(p[3] for p in procs),
                            "rss_kib": sum(p[1] for p in procs), "rss_max_kib": max(p[1] for p in procs),
-                           "procs": procs, **d}
+                           "procs": [(p[0], p[1]) for p in procs], **d}
                     # Is the run what it claims to be?
                     bad = []
                     if any(codes):
@@ -366,11 +367,11 @@ def main():
         log.close()
 
     with open(os.path.join(out, "results.tsv"), "w") as f:
-        f.write("n\ttool\trun\tok\tcpu_s\twall_s\trss_kib\trss_max_kib\tbytes_received\tbytes_sent\t"
+        f.write("n\ttool\trun\tok\tcpu_s\tuser_s\tsys_s\twall_s\trss_kib\trss_max_kib\tbytes_received\tbytes_sent\t"
                 "requests\tpatches\tgzipped\tprocs\n")
         for r in rows:
-            f.write("%d\t%s\t%d\t%d\t%.4f\t%.4f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n" % (
-                r["n"], r["tool"], r["run"], r["ok"], r["cpu"], r["wall"], r["rss_kib"], r["rss_max_kib"],
+            f.write("%d\t%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n" % (
+                r["n"], r["tool"], r["run"], r["ok"], r["cpu"], r["user"], r["sys"], r["wall"], r["rss_kib"], r["rss_max_kib"],
                 r["written"], r["read"], r["lists"], r["patches"], r["gzipped"],
                 ";".join("%.4f/%d" % p for p in r["procs"])))
 
@@ -383,10 +384,12 @@ def main():
             summ[(n, tool)] = {
                 "runs": len(rs), "ok": all(r["ok"] for r in rs),
                 "cpu": med([r["cpu"] for r in rs]), "wall": med([r["wall"] for r in rs]),
+                "user": med([r["user"] for r in rs]), "sys": med([r["sys"] for r in rs]),
                 "rss": med([r["rss_kib"] for r in rs]), "rss_max": med([r["rss_max_kib"] for r in rs]),
                 "bytes": med([r["written"] for r in rs]), "sent": med([r["read"] for r in rs]),
                 "requests": med([r["lists"] + r["patches"] + r["patch_bad"] for r in rs]),
                 "conns": med([r["conns"] for r in rs]),
+                "patches": med([r["patches"] for r in rs]),
                 "server_cpu": med([r["server_cpu_us"] / 1e6 for r in rs]),
                 "gzipped": med([r["gzipped"] for r in rs]),
                 "list_bytes": med([r["list_bytes"] for r in rs]),
@@ -497,7 +500,7 @@ def profiles(a, srv, ns, out, ca, tok, token, problems):
 
     # 3. Where the instructions go: callgrind on the unstripped build, and on curl for the floor.
     if a.syms and shutil.which("valgrind"):
-        n = n_small
+        n = 5000 if 5000 in ns else n_small
         f = os.path.join(out, "callgrind-noderecover-%d.out" % n)
         subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + f] + nr_args(a.syms, n),
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -513,7 +516,10 @@ def profiles(a, srv, ns, out, ca, tok, token, problems):
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         annc = subprocess.run(["callgrind_annotate", fc], capture_output=True, text=True).stdout
         open(os.path.join(out, "callgrind-curl-%d.txt" % n), "w").write(annc)
-        extra["callgrind"] = {"n": n, "noderecover": callgrind_top(ann, 14), "curl": callgrind_top(annc, 8)}
+        incl = [l.rstrip() for l in annt.splitlines() if re.match(r"^\s*[\d,]+ \(", l) and "noderecover-syms]" in l
+                and not re.search(r"_start_c|below main|libc_start_main|\?\?\?:0x", l)]
+        extra["callgrind"] = {"n": n, "noderecover": callgrind_top(ann, 16), "curl": callgrind_top(annc, 8),
+                              "inclusive": incl[:22]}
         say("callgrind totals: noderecover %s, curl %s" % (extra["callgrind"]["noderecover"][0],
                                                           extra["callgrind"]["curl"][0]))
 
@@ -656,14 +662,18 @@ def report(out, info, ns, summ, problems, tls_seen, extra, elapsed):
             rss = "%.1f MiB" % (s["rss"] / 1024)
             if t == "shell":
                 rss += " (kubectl %.0f + jq %.0f)" % (s["proc_rss"][0] / 1024, s["proc_rss"][1] / 1024)
-            cpu = "%.3f" % s["cpu"]
+            cpu = "%.3f (%.3f+%.3f)" % (s["cpu"], s["user"], s["sys"])
             if t == "shell":
-                cpu += " (%.2f + %.2f)" % (s["proc_cpu"][0], s["proc_cpu"][1])
+                cpu = "%.3f (%.3f+%.3f; kubectl %.2f, jq %.2f)" % (
+                    s["cpu"], s["user"], s["sys"], s["proc_cpu"][0], s["proc_cpu"][1])
             recv = fmt_bytes(s["bytes"])
             if s["gzipped"]:
                 recv += " gzip (%s JSON)" % fmt_bytes(s["list_bytes"])
+            label = names[t]
+            if t == "noderecover-taint":
+                label = "noderecover once, tainting (%d PATCH)" % s["patches"]
             L.append("| %d | %s%s | %s | %.3f | %s | %s | %d / %d | %.3f |" % (
-                n, names[t], "" if s["ok"] else " **(failed, see below)**", cpu, s["wall"], rss, recv,
+                n, label, "" if s["ok"] else " **(see problems below)**", cpu, s["wall"], rss, recv,
                 s["requests"], s["conns"], s["server_cpu"]))
     L.append("")
     L.append("Ratios of medians (noderecover once, no change):")
@@ -735,6 +745,12 @@ def report(out, info, ns, summ, problems, tls_seen, extra, elapsed):
         L.append("")
         L.append("```")
         L.extend(cg["noderecover"])
+        L.append("```")
+        L.append("")
+        L.append("callgrind, N=%d, the same run, instructions including callees:" % cg["n"])
+        L.append("")
+        L.append("```")
+        L.extend(cg.get("inclusive", []))
         L.append("```")
         L.append("")
         L.append("callgrind, N=%d, curl over the same pages:" % cg["n"])

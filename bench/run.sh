@@ -4,7 +4,9 @@
 # (bench/standin, Go standard library), and runs bench/bench.py, which writes build/bench/.
 #
 # Environment: BENCH_NS (default 100,1000,5000,20000), BENCH_RUNS (5), BENCH_RUNS_BIG (3, for the
-# largest N), BENCH_OUT (build/bench), BENCH_PROFILE=0 to skip valgrind/strace/size, KUBECTL.
+# largest N), BENCH_OUT (build/bench), BENCH_PROFILE=0 to skip valgrind/strace/size, KUBECTL,
+# BENCH_UPDATE=1 to copy the report into BENCHMARKS.md (between its bench:begin/end marks) and
+# the plot to bench/results.png.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -90,3 +92,17 @@ python3 "$here/bench.py" --binary "$bin" --standin "$out/standin" --spawn "$out/
 	--ns "${BENCH_NS:-100,1000,5000,20000}" --runs "${BENCH_RUNS:-5}" --runs-big "${BENCH_RUNS_BIG:-3}" $extra
 say "report: $out/report.md, plot: $out/results.png"
 cat "$out/report.md"
+
+# BENCH_UPDATE=1: put this run's report and plot into BENCHMARKS.md and bench/results.png.
+if [ "${BENCH_UPDATE:-0}" = 1 ] && [ -f "$top/BENCHMARKS.md" ]; then
+	python3 - "$top/BENCHMARKS.md" "$out/report.md" <<'PY'
+import sys
+doc, rep = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+a, b = "<!-- bench:begin -->", "<!-- bench:end -->"
+if a in doc and b in doc:
+    doc = doc[:doc.index(a) + len(a)] + "\n" + rep + doc[doc.index(b):]
+    open(sys.argv[1], "w").write(doc)
+PY
+	[ -f "$out/results.png" ] && cp "$out/results.png" "$here/results.png"
+	say "updated BENCHMARKS.md and bench/results.png"
+fi
