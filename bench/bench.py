@@ -604,6 +604,7 @@ def callgrind_top(ann, k):
 def map_origins(path):
     """Bytes of kept .text/.rodata/.data/.bss input sections in a GNU ld map, by origin."""
     sizes = {}
+    members = {}
     in_map = False
     pending = None
     for line in open(path, errors="replace"):
@@ -633,9 +634,15 @@ def map_origins(path):
                 origin = "noderecover (%s)" % (mm.group(1) if mm else src)
             key = (origin, "text" if kind == "text" else "rodata" if kind == "rodata" else "data+bss")
             sizes[key] = sizes.get(key, 0) + size
+            if kind in ("text", "rodata"):
+                mm = re.search(r"\(([^)]+)\)$", src)
+                member = "%s: %s" % (origin, mm.group(1) if mm else os.path.basename(src))
+                members[member] = members.get(member, 0) + size
             continue
         pending = None
-    return {"%s|%s" % k: v for k, v in sizes.items()}
+    out = {"%s|%s" % k: v for k, v in sizes.items()}
+    out["__members__"] = sorted(members.items(), key=lambda kv: -kv[1])[:30]
+    return out
 
 
 def report(out, info, ns, summ, problems, tls_seen, extra, elapsed):
@@ -771,6 +778,7 @@ def report(out, info, ns, summ, problems, tls_seen, extra, elapsed):
     if extra.get("by_origin"):
         L.append("| origin | text | rodata | data+bss |")
         L.append("|---|---:|---:|---:|")
+        members = extra["by_origin"].pop("__members__", [])
         origins = sorted({k.split("|")[0] for k in extra["by_origin"]},
                          key=lambda o: -sum(v for k, v in extra["by_origin"].items()
                                             if k.startswith(o + "|") and not k.endswith("data+bss")))
@@ -778,6 +786,14 @@ def report(out, info, ns, summ, problems, tls_seen, extra, elapsed):
             g = lambda kind: extra["by_origin"].get("%s|%s" % (o, kind), 0)
             L.append("| %s | %d | %d | %d |" % (o, g("text"), g("rodata"), g("data+bss")))
         L.append("")
+        if members:
+            L.append("Largest object files (text + rodata kept by the linker):")
+            L.append("")
+            L.append("```")
+            for m, v in members:
+                L.append("%7d %s" % (v, m))
+            L.append("```")
+            L.append("")
     if extra.get("buffers"):
         L.append("Static buffers of 4 KiB or more (bss/data: they take no file space, and RAM only where touched):")
         L.append("")
