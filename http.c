@@ -1364,9 +1364,11 @@ int http_request(struct http_conn *c, const char *method, const char *path, cons
 			http_close(c);
 			continue;
 		}
-		if (e == HEAD_BAD)
+		if (e == HEAD_BAD) {
+			/* a server that answers garbage is not fixed by asking again */
+			c->permanent = 1;
 			cfail(c, "response from %s: %s", c->where, c->parser.why);
-		else
+		} else
 			cfail(c, "%s %s: %s", sent ? "reading response from" : "sending request to", c->where,
 			    tls_reason(c, b, sizeof b));
 		http_close(c);

@@ -130,13 +130,15 @@ struct http_conn {
 	int fd;                      /* -1 when closed */
 	int in_body;                 /* a response body is being read */
 	int got_byte;                /* private: a response byte arrived on this attempt */
-	int io_eof, io_timeout, io_errno; /* private: why the last socket call failed */
+	int io_eof, io_errno;        /* private: why the last socket call failed */
+	int io_timeout;              /* after -1: the server stayed silent past a timeout */
 	struct http_parser parser;
 	char rbuf[4096];             /* private: bytes read, not yet parsed */
 	size_t rpos, rlen;
 	char err[256];               /* why the last call failed, one line */
 	int permanent;               /* after -1: retrying cannot help (certificate refused, TLS
-	                                version or suites not shared, request invalid) */
+	                                version or suites not shared, request invalid, garbage
+	                                response head) */
 	/* BearSSL state, private */
 	br_ssl_client_context sc;
 	struct http_x509 x509;       /* private: the verifying engine */

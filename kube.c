@@ -213,7 +213,10 @@ static int request(struct kube *k, const char *method, const char *path, const c
 		}
 		if (http_request(&k->http, method, path, headers, body, len, r) < 0) {
 			memset(headers, 0, sizeof headers);
-			if (attempt >= KUBE_RETRIES || wait_seconds(k, 1L << attempt) < 0) {
+			/* A refused certificate or a garbage answer will not change in a second, and
+			 * a server that let a request time out has had its chance this pass. */
+			if (k->http.permanent || k->http.io_timeout || attempt >= KUBE_RETRIES ||
+			    wait_seconds(k, 1L << attempt) < 0) {
 				fail(k, "%s", k->http.err);
 				return -1;
 			}

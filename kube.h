@@ -44,7 +44,7 @@ typedef void (*kube_restart_fn)(void *ctx);
 
 #define KUBE_TOKEN_MAX 8192
 #define KUBE_TOKEN_REREAD 60    /* seconds: the kubelet rotates projected tokens */
-#define KUBE_RETRIES 4          /* attempts after the first, for 5xx, 429 and dropped connections */
+#define KUBE_RETRIES 2          /* attempts after the first, for 5xx, 429 and dropped connections */
 #define KUBE_RETRY_AFTER_MAX 60 /* longest Retry-After honoured, seconds */
 
 struct kube {
