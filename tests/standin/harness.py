@@ -35,6 +35,8 @@ _certdir = None
 
 def certdir():
     global _certdir
+    if _certdir is None and os.environ.get("STANDIN_CERTDIR"):
+        _certdir = os.environ["STANDIN_CERTDIR"]  # made once by runner.py for every test process
     if _certdir is None:
         d = tempfile.mkdtemp(prefix="standin-certs-")
         atexit.register(shutil.rmtree, d, True)

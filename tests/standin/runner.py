@@ -1,72 +1,94 @@
-"""Runs the stand-in tests: each test_*.py module in its own process, a few at a time.
+"""Runs the stand-in tests, each test in its own process, a few at a time.
 
     python3 runner.py [-j N] [-k SUBSTRING]... [MODULE...]
 
-Prints one line per test (ok / FAIL / ERROR / skip), the failures in full, and last
-`standin: N passed, N failed`. Exit status 0 only when nothing failed and something ran.
+The TLS material is made once and shared read-only (STANDIN_CERTDIR); each test has its own
+server, port and temp dir. Prints one line per test as it ends (ok / FAIL / ERROR), the
+failures in full, and last `standin: N passed, N failed`. Exit status 0 only when nothing
+failed and something ran. A test still running after TEST_TIMEOUT seconds is killed and
+counted as an error.
 """
 import argparse
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-WORKER_TIMEOUT = 170
+TEST_TIMEOUT = 170
+SLOW_FIRST = ("slow", "fault", "run", "auth")
 
 
-class _Result(unittest.TextTestResult):
-    def __init__(self, *a, **k):
-        super().__init__(*a, **k)
+class _Result(unittest.TestResult):
+    def __init__(self):
+        super().__init__()
         self.outcomes = []
 
     def _rec(self, test, what, detail=""):
-        self.outcomes.append({"test": test.id(), "what": what, "detail": detail,
-                              "seconds": round(time.monotonic() - self._t0, 1)})
-
-    def startTest(self, test):
-        self._t0 = time.monotonic()
-        super().startTest(test)
+        self.outcomes.append({"test": test.id(), "what": what, "detail": detail})
 
     def addSuccess(self, test):
-        super().addSuccess(test)
         self._rec(test, "ok")
 
     def addFailure(self, test, err):
-        super().addFailure(test, err)
         self._rec(test, "FAIL", self._exc_info_to_string(err, test))
 
     def addError(self, test, err):
-        super().addError(test, err)
         self._rec(test, "ERROR", self._exc_info_to_string(err, test))
 
+    def addSubTest(self, test, subtest, err):
+        if err is not None:
+            what = "FAIL" if issubclass(err[0], test.failureException) else "ERROR"
+            self._rec(subtest, what, self._exc_info_to_string(err, test))
+
     def addSkip(self, test, reason):
-        super().addSkip(test, reason)
         self._rec(test, "skip", reason)
 
     def addExpectedFailure(self, test, err):
-        super().addExpectedFailure(test, err)
         self._rec(test, "ok")
 
     def addUnexpectedSuccess(self, test):
-        super().addUnexpectedSuccess(test)
         self._rec(test, "FAIL", "unexpected success")
 
 
-def worker(module, patterns):
+def worker(test_id):
     sys.path.insert(0, HERE)
-    loader = unittest.TestLoader()
-    if patterns:
-        loader.testNamePatterns = ["*%s*" % p for p in patterns]
-    suite = loader.loadTestsFromName(module)
-    with open(os.devnull, "w") as devnull:
-        runner = unittest.TextTestRunner(stream=devnull, resultclass=_Result, verbosity=0)
-        res = runner.run(suite)
-    sys.stdout.write("\n@@RESULT@@" + json.dumps(res.outcomes) + "\n")
+    suite = unittest.TestLoader().loadTestsFromName(test_id)
+    res = _Result()
+    suite.run(res)
+    outs = res.outcomes
+    bad = [o for o in outs if o["what"] in ("FAIL", "ERROR")]
+    # one verdict per test: its subtests' failures fold into it
+    if bad:
+        verdict = {"test": test_id, "what": bad[0]["what"], "detail": "\n".join(o["detail"] for o in bad)}
+    elif outs:
+        verdict = {"test": test_id, "what": outs[-1]["what"], "detail": outs[-1]["detail"]}
+    else:
+        verdict = {"test": test_id, "what": "ERROR", "detail": "no result"}
+    sys.stdout.write("\n@@RESULT@@" + json.dumps(verdict) + "\n")
     sys.stdout.flush()
+
+
+def test_ids(mods, patterns):
+    sys.path.insert(0, HERE)
+    ids = []
+
+    def walk(s):
+        for t in s:
+            if isinstance(t, unittest.TestSuite):
+                walk(t)
+            else:
+                ids.append(t.id())
+    for m in mods:
+        walk(unittest.TestLoader().loadTestsFromName(m))
+    if patterns:
+        ids = [i for i in ids if any(p in i for p in patterns)]
+    return ids
 
 
 def main():
@@ -77,52 +99,67 @@ def main():
     ap.add_argument("modules", nargs="*")
     a = ap.parse_args()
     if a.worker:
-        worker(a.worker, a.k)
+        worker(a.worker)
         return 0
     mods = a.modules or sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(HERE, "test_*.py")))
-    mods = [m[:-3] if m.endswith(".py") else m for m in mods]
-    # the slowest modules first, so they overlap the rest
-    mods.sort(key=lambda m: (0 if any(w in m for w in ("slow", "fault", "run", "auth")) else 1, m))
-    pending = list(mods)
-    running = {}
-    outcomes = []
-    t0 = time.monotonic()
-    while pending or running:
-        while pending and len(running) < max(1, a.j):
-            m = pending.pop(0)
-            cmd = [sys.executable, os.path.join(HERE, "runner.py"), "--worker", m]
-            for k in a.k:
-                cmd += ["-k", k]
-            p = subprocess.Popen(cmd, cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            running[m] = (p, time.monotonic())
-        time.sleep(0.1)
-        for m, (p, st) in list(running.items()):
-            if p.poll() is None and time.monotonic() - st > WORKER_TIMEOUT:
-                p.kill()
-            if p.poll() is None:
-                continue
-            out = p.stdout.read().decode("utf-8", "replace")
-            p.stdout.close()
-            del running[m]
-            if "@@RESULT@@" in out:
-                pre, res = out.rsplit("@@RESULT@@", 1)
-                got = json.loads(res.strip().splitlines()[0])
-            else:
-                got = [{"test": m, "what": "ERROR", "seconds": round(time.monotonic() - st, 1),
-                        "detail": "module did not finish (rc %s, limit %ss):\n%s" % (p.returncode, WORKER_TIMEOUT, out[-4000:])}]
-            for o in got:
-                print("%-5s %5.1fs %s" % (o["what"], o["seconds"], o["test"]), flush=True)
-            outcomes.extend(got)
+    mods = [os.path.basename(m)[:-3] if m.endswith(".py") else m for m in mods]
+    ids = test_ids(mods, a.k)
+    ids.sort(key=lambda i: (0 if any(w in i.split(".")[0] for w in SLOW_FIRST) else 1, i))
+    import certs
+    cdir = tempfile.mkdtemp(prefix="standin-certs-")
+    try:
+        certs.make_certs(cdir)
+        env = dict(os.environ, STANDIN_CERTDIR=cdir)
+        outcomes = run_all(ids, a.j, env)
+    finally:
+        shutil.rmtree(cdir, True)
     bad = [o for o in outcomes if o["what"] in ("FAIL", "ERROR")]
     for o in bad:
         print("\n" + "=" * 70 + "\n%s %s\n" % (o["what"], o["test"]) + "-" * 70 + "\n" + o["detail"])
     passed = sum(1 for o in outcomes if o["what"] == "ok")
     skipped = sum(1 for o in outcomes if o["what"] == "skip")
-    print("\n(%d modules in %.1fs)" % (len(mods), time.monotonic() - t0))
+    print()
     if skipped:
         print("(%d skipped)" % skipped)
     print("standin: %d passed, %d failed" % (passed, len(bad)))
     return 1 if bad or passed == 0 else 0
+
+
+def run_all(ids, jobs, env):
+    pending = list(ids)
+    running = {}
+    outcomes = []
+    t0 = time.monotonic()
+    while pending or running:
+        while pending and len(running) < max(1, jobs):
+            tid = pending.pop(0)
+            out = tempfile.TemporaryFile()
+            p = subprocess.Popen([sys.executable, os.path.join(HERE, "runner.py"), "--worker", tid],
+                                 cwd=HERE, stdout=out, stderr=subprocess.STDOUT, env=env)
+            running[tid] = (p, time.monotonic(), out)
+        time.sleep(0.05)
+        for tid, (p, st, out) in list(running.items()):
+            killed = False
+            if p.poll() is None and time.monotonic() - st > TEST_TIMEOUT:
+                p.kill()
+                killed = True
+            if p.poll() is None:
+                continue
+            out.seek(0)
+            text = out.read().decode("utf-8", "replace")
+            out.close()
+            del running[tid]
+            if "@@RESULT@@" in text and not killed:
+                o = json.loads(text.rsplit("@@RESULT@@", 1)[1].strip().splitlines()[0])
+            else:
+                o = {"test": tid, "what": "ERROR",
+                     "detail": "test process ended without a result (rc %s%s):\n%s" % (
+                         p.returncode, ", killed after %ss" % TEST_TIMEOUT if killed else "", text[-4000:])}
+            o["seconds"] = time.monotonic() - st
+            print("%-5s %5.1fs %s" % (o["what"], o["seconds"], o["test"]), flush=True)
+            outcomes.append(o)
+    print("(%d tests in %.1fs)" % (len(ids), time.monotonic() - t0))
+    return outcomes
 
 
 if __name__ == "__main__":

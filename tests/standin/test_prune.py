@@ -32,6 +32,17 @@ class Prune(Case):
         for n in ("server-0", "server-1", "server-2", "agent-2", "self"):
             self.assertIsNotNone(self.srv.node(n))
 
+    def test_delete_in_place_of_taint_never_both(self):
+        self.server(cluster(uk("agent-1", since=400, labels=YES)))
+        r = self.prune()
+        self.assertRc(r, 0)
+        self.assertEqual([(q.method, q.node_name) for q in self.srv.mutating()], [("DELETE", "agent-1")],
+                         "one DELETE and no PATCH" + self.ctx(r))
+        self.assertNoLog(r, "Tainted agent-1")
+        r2 = self.prune()
+        self.assertRc(r2, 0)
+        self.assertEqual(len(self.srv.mutating()), 1, "nothing more on the next pass" + self.ctx(r2))
+
     def test_pruned_even_when_already_tainted(self):
         from harness import ANN, our_taint
         self.server(cluster(uk("agent-1", since=400, labels=YES, taints=[our_taint()],
