@@ -72,7 +72,7 @@ build() {
 	deps
 	mkdir -p $B
 	musl-gcc -std=c11 -D_DEFAULT_SOURCE -Os $WARN -DNODERECOVER_VERSION="\"$VERSION\"" \
-		-ffunction-sections -fdata-sections -I/usr/include/bearssl -I$DEPS/include \
+		-ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables -I/usr/include/bearssl -I$DEPS/include \
 		-static -s -Wl,--gc-sections -o $B/noderecover noderecover.c $LIB $BEARSSL/libbearssl.a
 	say "built $B/noderecover ($(wc -c < $B/noderecover) bytes)"
 }
@@ -113,7 +113,12 @@ suite() {
 	FAILED=$((FAILED + ${counts#* }))
 	grep -q "^$name: exit 0$" $B/$name.status || BROKEN="$BROKEN $name"
 }
-status() { name=$1; shift; if "$@"; then echo "$name: exit 0"; else echo "$name: exit $?"; fi > $B/$name.status; }
+# Runs a suite's command and records its exit status, since a pipe through tee hides it.
+status() {
+	sname=$1; shift
+	if "$@"; then rc=0; else rc=$?; fi
+	echo "$sname: exit $rc" > $B/$sname.status
+}
 
 test_all() {
 	build

@@ -13,7 +13,7 @@
 #include "json.h"
 #include "kube.h"
 #include "node.h"
-#include "settings.h"
+#include "kubeconfig.h"
 
 #define BODY_MAX 4096      /* what is kept of an error response to explain it */
 #define PATCH_MAX 4096
@@ -59,12 +59,13 @@ static int load_token(struct kube *k, int force)
 	time_t now = time(NULL);
 	char *tok;
 	size_t n;
+	int r;
 
 	if (!k->t->token_file[0] || (!force && k->token_read && now - k->token_read < KUBE_TOKEN_REREAD))
 		return 0;
-	if (!(tok = settings_read_file(k->t->token_file, KUBE_TOKEN_MAX - 1, &n))) {
+	if ((r = kubeconfig_read_file(k->t->token_file, KUBE_TOKEN_MAX - 1, &tok, &n)) < 0) {
 		fail(k, "cannot read token file %.256s: %s", k->t->token_file,
-		    errno == EFBIG ? "too large for a token" : strerror(errno));
+		    r == -2 ? "too large for a token" : strerror(errno));
 		return -1;
 	}
 	while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ' || tok[n - 1] == '\t'))

@@ -868,7 +868,7 @@ int kubeconfig_base64_decode(const char *in, size_t inlen, unsigned char *out, s
 }
 
 /* Reads at most max bytes of path into a fresh NUL-terminated buffer; -1 with errno, or -2 when larger than max. */
-static int read_bounded(const char *path, size_t max, char **out, size_t *outlen)
+int kubeconfig_read_file(const char *path, size_t max, char **out, size_t *outlen)
 {
 	struct stat st;
 	size_t n = 0;
@@ -1019,7 +1019,7 @@ static int load_pem(struct kc *k, int m, const char *what, const char *datakey,
 		line = k->nodes[get(k, m, pathkey)].line;
 		if (resolve(k, line, what, p, path, sizeof path))
 			return -1;
-		r = read_bounded(path, KUBECONFIG_MAX, out, outlen);
+		r = kubeconfig_read_file(path, KUBECONFIG_MAX, out, outlen);
 		if (r == -2)
 			return fail(k, line, "%s: %s %s is larger than %d bytes", what, pathkey,
 			    shown(path, sb, sizeof sb), KUBECONFIG_MAX);
@@ -1180,7 +1180,7 @@ static int read_user(struct kc *k, int u, const char *name, struct kube_target *
 		int line = k->nodes[get(k, u, "tokenFile")].line, r;
 		if (resolve(k, line, what, tfile, t->token_file, sizeof t->token_file))
 			return -1;
-		r = read_bounded(t->token_file, KC_TOKEN_FILE_MAX, &b, &n);
+		r = kubeconfig_read_file(t->token_file, KC_TOKEN_FILE_MAX, &b, &n);
 		if (r == -2)
 			return fail(k, line, "%s: tokenFile %s is larger than %d bytes", what,
 			    shown(t->token_file, sb, sizeof sb), KC_TOKEN_FILE_MAX);
@@ -1300,7 +1300,7 @@ int kubeconfig_load(const char *path, struct kube_target *t, char *err, size_t e
 			snprintf(err, errlen, "kubeconfig: the path is longer than %d bytes", KUBE_PATH_MAX - 1);
 		return -1;
 	}
-	r = read_bounded(path, KUBECONFIG_MAX, &text, &len);
+	r = kubeconfig_read_file(path, KUBECONFIG_MAX, &text, &len);
 	if (r == -2) {
 		if (errlen)
 			snprintf(err, errlen, "kubeconfig %s: larger than %d bytes; refusing it", path, KUBECONFIG_MAX);

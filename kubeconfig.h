@@ -42,4 +42,11 @@ int kubeconfig_parse(const char *text, size_t len, const char *dir, const char *
 int kubeconfig_base64_decode(const char *in, size_t inlen, unsigned char *out, size_t outcap,
     size_t *outlen);
 
+/*
+ * Reads a whole small file (at most max bytes) into a new NUL-terminated buffer for the caller
+ * to free. Returns 0; -1 with errno set; -2 when the file is larger than max (then nothing is
+ * kept). Shared by everything that reads a certificate, key, token or kubeconfig.
+ */
+int kubeconfig_read_file(const char *path, size_t max, char **out, size_t *outlen);
+
 #endif

@@ -3,7 +3,6 @@
  * search for the cluster. Allocates only the target's copies of the CA and credentials.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,55 +218,14 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 	return 0;
 }
 
-char *settings_read_file(const char *path, size_t max, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	char *buf;
-	size_t n = 0;
-
-	if (fd < 0)
-		return NULL;
-	if (!(buf = malloc(max + 1))) {
-		close(fd);
-		errno = ENOMEM;
-		return NULL;
-	}
-	for (;;) {
-		ssize_t r = read(fd, buf + n, max + 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			close(fd);
-			errno = e;
-			return NULL;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-		if (n > max) {
-			free(buf);
-			close(fd);
-			errno = EFBIG;
-			return NULL;
-		}
-	}
-	close(fd);
-	buf[n] = '\0';
-	if (len)
-		*len = n;
-	return buf;
-}
-
 static int read_into(const char *what, const char *path, char **out, size_t *len, char *err, size_t errlen)
 {
-	if (!(*out = settings_read_file(path, FILE_MAX, len))) {
+	int r = kubeconfig_read_file(path, FILE_MAX, out, len);
+
+	if (r < 0)
 		snprintf(err, errlen, "cannot read %s %.256s: %s", what, path,
-		    errno == EFBIG ? "larger than 1 MiB" : strerror(errno));
-		return -1;
-	}
-	return 0;
+		    r == -2 ? "larger than 1 MiB" : strerror(errno));
+	return r < 0 ? -1 : 0;
 }
 
 /* A token file must be readable and hold a token now, or nothing would ever work. */

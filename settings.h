@@ -54,7 +54,4 @@ int settings_target(const struct settings *s, settings_env_fn env, struct kube_t
 #define SETTINGS_K3S_KUBECONFIG "/etc/rancher/k3s/k3s.yaml"
 #endif
 
-/* Reads a whole small file into a new NUL-terminated buffer. Returns it (free it), or NULL with errno set. */
-char *settings_read_file(const char *path, size_t max, size_t *len);
-
 #endif
