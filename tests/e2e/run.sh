@@ -34,6 +34,7 @@ trap 'rm -rf "$work"' EXIT
 go test -c -o "$work/e2e.test" .
 # The test binary runs directly (not under go test) so a signal reaches it and it stops
 # its control plane before exiting.
+: >"$work/out"
 NODERECOVER_BIN=$bin NODERECOVER_E2E_BINDIR=$bindir \
 	"$work/e2e.test" -test.count=1 -test.timeout="${NODERECOVER_E2E_TIMEOUT:-30m}" -test.v >"$work/out" 2>&1 &
 pid=$!
