@@ -275,6 +275,7 @@ class Fault:
       many_headers      200 with `count` small headers, then the normal answer
       redirect          302 to `location`
       raw               send `data` bytes as they are, then close
+      delay             wait `seconds`, then answer normally (the request is applied then)
     """
 
     def __init__(self, kind, **kw):
@@ -350,6 +351,9 @@ class StandIn:
         self.rules = []
         self.hooks = []
         self.expire_continue = 0  # answer this many follow-up pages with 410 Expired
+        self.pretty = False         # indented list bodies (as ?pretty=true gives)
+        self.metadata_last = False  # list metadata (continue) after items: valid JSON, not Go's order
+        self.list_filter = None     # callable(bytes) -> bytes applied to each list body
         self.connections = 0
         self.handshake_errors = []
         self.events = []  # (monotonic time, text) of connection-level happenings
@@ -683,6 +687,13 @@ class StandIn:
             req.status = 302
             self._send(conn, rep)
             return True
+        if kind == "delay":
+            self._stop.wait(kw.get("seconds", 1))
+            normal = self._handle(req)
+            req.status = normal.status
+            req.reply = normal
+            self._send(conn, normal)
+            return True
         if kind == "raw":
             conn.sendall(kw["data"])
             return False
@@ -837,9 +848,17 @@ class StandIn:
         if rest:
             meta["continue"] = self._token(list_rv, page[-1] + "\x00")
             meta["remainingItemCount"] = len(rest)
-        body = {"kind": "NodeList", "apiVersion": "v1", "metadata": meta,
-                "items": [copy.deepcopy(self.nodes[nm]) for nm in page]}
-        return Reply(200, body)
+        items = [copy.deepcopy(self.nodes[nm]) for nm in page]
+        if self.metadata_last:
+            body = {"kind": "NodeList", "apiVersion": "v1", "items": items, "metadata": meta}
+        else:
+            body = {"kind": "NodeList", "apiVersion": "v1", "metadata": meta, "items": items}
+        raw = go_json(body)
+        if self.pretty:
+            raw = json.dumps(body, indent=4, ensure_ascii=False).encode("utf-8")
+        if self.list_filter:
+            raw = self.list_filter(raw)
+        return Reply(200, raw, content_type="application/json")
 
     @staticmethod
     def _token(rv, start):

@@ -176,6 +176,10 @@ def one_pass(s, cl):
     for n in nodes:
         md, r = node_facts(n)
         name = md.get("name")
+        if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", name or ""):
+            log("Not acting on a node named %r: not a valid node name" % name)
+            ok = False
+            continue
         if name == s["self"] or r is None:
             continue
         labels = md.get("labels") or {}
@@ -253,6 +257,9 @@ def main(argv):
     args = argv[1:]
     if args and not args[0].startswith("-"):
         mode = args.pop(0)
+    if mode in ("version", "help"):
+        print("refwatcher (a model for the tests)" if mode == "version" else "usage: refwatcher [run|once] ...")
+        return 0
     val = {}
     while args:
         a = args.pop(0)
@@ -270,6 +277,8 @@ def main(argv):
          "label": val["--prune-label"], "ann": val["--annotation"],
          "self": val.get("--self-node") or socket.gethostname(), "poll": whole("--poll", val["--poll"]),
          "page": whole("--page-size", val["--page-size"])}
+    if s["poll"] < 1 or s["page"] < 1:
+        refuse("--poll and --page-size must be at least 1" if s["poll"] < 1 else "--page-size must be at least 1")
     if val.get("--prune-after"):
         s["prune"] = whole("--prune-after", val["--prune-after"])
         if s["prune"] <= s["taint"]:
