@@ -9,7 +9,7 @@ rows are measured in turn, interleaved run by run so that drift on the machine h
   shell            `kubectl get --raw /api/v1/nodes | jq '[... Ready Unknown past 60 s ...]'`
   curl             curl fetching the same pages as noderecover (limit 500 + continue) to /dev/null
 
-CPU (user+sys) and peak RSS come from wait4() on each child; a pipeline sums CPU over its
+CPU (user+sys) and peak RSS come from wait4() in bench/spawn (see there why) for each child; a pipeline sums CPU over its
 processes and reports the sum of their peak RSS (and each one's). Bytes received are the bytes
 the server wrote on the client's TCP connections (TLS records included), from its counters.
 
@@ -430,21 +430,28 @@ set datafile separator "\\t"
 set key top left
 set logscale xy
 set grid xtics ytics mytics
+set xrange [70:30000]
 set xlabel "nodes in the cluster (N)"
 set xtics (%(xt)s)
+set style line 1 lc rgb "#7b2cbf" lw 2 pt 7 ps 1.2
+set style line 2 lc rgb "#2a9d8f" lw 2 pt 6 ps 1.2 dt 2
+set style line 3 lc rgb "#1f77b4" lw 2 pt 5 ps 1.2
+set style line 4 lc rgb "#e69f00" lw 2 pt 9 ps 1.4
+set style line 5 lc rgb "#d62728" lw 1.5 dt 3
 set multiplot layout 1,2 title "one pass over the node list: noderecover vs kubectl | jq vs curl (medians)"
 set title "CPU, user + system (s)"
-plot '%(out)s/summary.tsv' skip 1 u 1:2 w lp lw 2 pt 7 title 'noderecover once', \\
-     '' skip 1 u 1:3 w lp lw 2 pt 6 dt 2 title 'noderecover once, tainting N/10', \\
-     '' skip 1 u 1:4 w lp lw 2 pt 5 title 'kubectl get --raw | jq', \\
-     '' skip 1 u 1:5 w lp lw 2 pt 9 title 'curl, same pages (floor)'
+plot '%(out)s/summary.tsv' skip 1 u 1:2 w lp ls 1 title 'noderecover once', \\
+     '' skip 1 u 1:3 w lp ls 2 title 'noderecover once, tainting N/10', \\
+     '' skip 1 u 1:4 w lp ls 3 title 'kubectl get --raw | jq', \\
+     '' skip 1 u 1:5 w lp ls 4 title 'curl, same pages (floor)', \\
+     '' skip 1 u 1:($5*1.5) w l ls 5 title 'target: 1.5 x curl'
 set title "peak RSS (MiB; kubectl | jq: sum of both)"
 set yrange [0.1:*]
-plot 4 w l lc rgb "gray" dt 3 title 'target: 4 MiB', \\
-     '%(out)s/summary.tsv' skip 1 u 1:6 w lp lw 2 pt 7 title 'noderecover once', \\
-     '' skip 1 u 1:7 w lp lw 2 pt 6 dt 2 title 'noderecover once, tainting N/10', \\
-     '' skip 1 u 1:8 w lp lw 2 pt 5 title 'kubectl get --raw | jq', \\
-     '' skip 1 u 1:9 w lp lw 2 pt 9 title 'curl, same pages'
+plot '%(out)s/summary.tsv' skip 1 u 1:6 w lp ls 1 title 'noderecover once', \\
+     '' skip 1 u 1:7 w lp ls 2 title 'noderecover once, tainting N/10', \\
+     '' skip 1 u 1:8 w lp ls 3 title 'kubectl get --raw | jq', \\
+     '' skip 1 u 1:9 w lp ls 4 title 'curl, same pages', \\
+     4 w l ls 5 title 'target: 4 MiB'
 unset multiplot
 """ % {"out": out, "xt": ", ".join('"%d" %d' % (n, n) for n in ns)}
     with open(os.path.join(out, "results.gp"), "w") as f:
@@ -775,6 +782,19 @@ def report(out, info, ns, summ, problems, tls_seen, extra, elapsed):
             L.append(extra["size_syms"])
         L.append("```")
         L.append("")
+        try:
+            t0 = int(extra["size"].splitlines()[1].split()[0])
+            t1 = int(extra["size_syms"].splitlines()[1].split()[0])
+            if abs(t0 - t1) > max(64, t0 // 200):
+                L.append("Note: the unstripped copy (built from the working tree at run time) has %d bytes of text, "
+                         "the measured binary %d: the tree changed since that binary was built, so the symbol "
+                         "sizes and the callgrind profile describe the tree, not exactly the binary measured." % (t1, t0))
+            else:
+                L.append("The unstripped copy has the same code as the measured binary (text %d vs %d bytes; "
+                         "alignment only)." % (t1, t0))
+            L.append("")
+        except (KeyError, IndexError, ValueError):
+            pass
     if extra.get("by_origin"):
         L.append("| origin | text | rodata | data+bss |")
         L.append("|---|---:|---:|---:|")

@@ -46,6 +46,7 @@ if [ -n "$missing" ]; then
 fi
 
 mkdir -p "$out"
+[ -n "${HOME:-}" ] || export GOCACHE="${GOCACHE:-$out/gocache}"
 say "building the stand-in API server with $($gobin version)"
 (cd "$here/standin" && GOTOOLCHAIN=local CGO_ENABLED=0 "$gobin" build -o "$out/standin" .)
 
