@@ -530,6 +530,57 @@ def profiles(a, srv, ns, out, ca, tok, token, problems):
         say("callgrind totals: noderecover %s, curl %s" % (extra["callgrind"]["noderecover"][0],
                                                           extra["callgrind"]["curl"][0]))
 
+    # 3b. Where the time goes: perf's cpu-clock sampling (a software event, so it works on a
+    #     virtual machine where perf cannot count instructions) of the unstripped build at the
+    #     largest N, grouped by where each symbol comes from.
+    if a.syms and shutil.which("perf") and subprocess.run(
+            ["perf", "record", "-e", "cpu-clock", "-o", os.path.join(out, "perf-probe.data"), "true"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+        n = n_big
+        f = os.path.join(out, "perf-%d.data" % n)
+        subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "20000", "-o", f] + nr_args(a.syms, n),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        rep = subprocess.run(["perf", "report", "-i", f, "--no-children", "--sort", "symbol", "--stdio", "-g", "none"],
+                             capture_output=True, text=True).stdout
+        open(os.path.join(out, "perf-%d.txt" % n), "w").write(rep)
+        objdir = os.path.join(os.path.dirname(a.syms), "obj")
+
+        def defined(paths):
+            names = set()
+            for pth in paths:
+                r = subprocess.run(["nm", "--defined-only", pth], capture_output=True, text=True)
+                for line in r.stdout.splitlines():
+                    q = line.split()
+                    if len(q) == 3:
+                        names.add(q[2])
+            return names
+        own = {}
+        if os.path.isdir(objdir):
+            for o in sorted(os.listdir(objdir)):
+                own[o[:-2] + ".c"] = defined([os.path.join(objdir, o)])
+        bear = defined([x for x in (os.path.join(TOP, "build/deps/bearssl/libbearssl.a"),) if os.path.exists(x)])
+        groups, top = {}, []
+        for line in rep.splitlines():
+            m = re.match(r"^\s+([\d.]+)%\s+\[(.)\]\s+(\S+)", line)
+            if not m:
+                continue
+            pct, where, sym = float(m.group(1)), m.group(2), m.group(3)
+            base = sym.split(".")[0]
+            if where == "k":
+                g = "kernel (read, TCP, scheduling)"
+            elif any(base in s or sym in s for s in own.values()):
+                g = next(c for c, s in own.items() if base in s or sym in s)
+                g = "noderecover " + g
+            elif base in bear or sym in bear:
+                g = "BearSSL (TLS)"
+            else:
+                g = "musl libc"
+            groups[g] = groups.get(g, 0) + pct
+            if len(top) < 15:
+                top.append("%6.2f%%  %s  (%s)" % (pct, sym, g))
+        extra["perf"] = {"n": n, "groups": sorted(groups.items(), key=lambda kv: -kv[1]), "top": top}
+        say("perf N=%d:" % n, extra["perf"]["groups"][:4])
+
     # 4. Size.
     if shutil.which("size"):
         extra["size"] = subprocess.run(["size", a.binary], capture_output=True, text=True).stdout.strip()
@@ -771,6 +822,19 @@ def report(out, info, ns, summ, problems, tls_seen, extra, elapsed):
         L.append("")
         L.append("```")
         L.extend(cg["curl"])
+        L.append("```")
+        L.append("")
+    if extra.get("perf"):
+        pf = extra["perf"]
+        L.append("perf, cpu-clock samples of `noderecover once` (no change) at N=%d, unstripped build, by origin:" % pf["n"])
+        L.append("")
+        L.append("| where | share of samples |")
+        L.append("|---|---:|")
+        for g, v in pf["groups"]:
+            L.append("| %s | %.1f%% |" % (g, v))
+        L.append("")
+        L.append("```")
+        L.extend(pf["top"])
         L.append("```")
         L.append("")
     if extra.get("size"):

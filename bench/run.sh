@@ -65,14 +65,25 @@ extra=
 if [ "${BENCH_PROFILE:-1}" != 0 ] && [ -f "$top/build.sh" ] && command -v musl-gcc >/dev/null 2>&1 \
 	&& [ -f "$top/build/deps/bearssl/libbearssl.a" ]; then
 	lib=$(sed -n 's/^LIB="\(.*\)"$/\1/p' "$top/build.sh")
+	# the code-generation flags of build.sh's static link (its build() function), without -s
+	cmd=$(awk '/^build\(\)/,/^}/' "$top/build.sh" | sed -e ':a' -e '/\\$/N; s/\\\n//; ta' | grep 'musl-gcc' | head -n 1)
+	cflags= ldflags=
+	for w in $cmd; do
+		case $w in
+		-O*|-f*|-m*|-std=*|-D_*) cflags="$cflags $w" ;;
+		-Wl,*) ldflags="$ldflags $w" ;;
+		esac
+	done
+	[ -n "$cflags" ] || cflags="-std=c11 -D_DEFAULT_SOURCE -Os -ffunction-sections -fdata-sections"
+	[ -n "$ldflags" ] || ldflags="-Wl,--gc-sections"
 	mkdir -p "$out/include" && ln -sf /usr/include/jsmn.h "$out/include/jsmn.h"
 	ver=$(cat "$top/VERSION" 2>/dev/null || echo 0)
 	mkdir -p "$out/obj"
 	if (cd "$top" && for c in noderecover.c $lib; do
-			musl-gcc -std=c11 -D_DEFAULT_SOURCE -Os -g -DNODERECOVER_VERSION="\"$ver\"" \
-				-ffunction-sections -fdata-sections -I/usr/include/bearssl -I"$out/include" \
+			# shellcheck disable=SC2086
+			musl-gcc $cflags -g -DNODERECOVER_VERSION="\"$ver\"" -I/usr/include/bearssl -I"$out/include" \
 				-c -o "$out/obj/${c%.c}.o" "$c" || exit 1
-		done && musl-gcc -static -Wl,--gc-sections -Wl,-Map="$out/noderecover-syms.map" \
+		done && musl-gcc -static $ldflags -Wl,-Map="$out/noderecover-syms.map" \
 			-o "$out/noderecover-syms" "$out"/obj/*.o build/deps/bearssl/libbearssl.a) 2>"$out/build-syms.log"; then
 		extra="$extra --syms $out/noderecover-syms --map $out/noderecover-syms.map"
 	else
