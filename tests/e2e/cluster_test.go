@@ -36,7 +36,7 @@ import (
 // nodeMonitorGrace after its last heartbeat (checked every nodeMonitorPeriod).
 const (
 	nodeMonitorPeriod = "1s"
-	nodeMonitorGrace  = "5s"
+	nodeMonitorGrace  = "8s"
 	nodeStartupGrace  = "10s"
 )
 
