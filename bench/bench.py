@@ -756,7 +756,7 @@ def report(out, info, ns, summ, problems, tls_seen, extra, elapsed):
             rat(g("noderecover-taint", "cpu"), g("curl", "cpu")), rat(g("noderecover", "rss"), g("shell", "rss")),
             rat(g("noderecover", "rss"), g("curl", "rss")), rat(g("noderecover", "wall"), g("shell", "wall"))))
     L.append("")
-    L.append("TLS as the server saw it (version, cipher suite | user agent x requests):")
+    L.append("TLS as the server saw it (version, cipher suite, HTTP version | user agent x requests):")
     L.append("")
     for n in ns:
         L.append("- N=%d: %s" % (n, tls_seen.get(n, "?")))

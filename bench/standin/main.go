@@ -200,7 +200,7 @@ func writeBody(w http.ResponseWriter, b []byte) {
 
 func (c *cluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
-		key := tlsVersion(r.TLS.Version) + " " + tls.CipherSuiteName(r.TLS.CipherSuite) + " | " + r.UserAgent()
+		key := tlsVersion(r.TLS.Version) + " " + tls.CipherSuiteName(r.TLS.CipherSuite) + " " + r.Proto + " | " + r.UserAgent()
 		c.st.mu.Lock()
 		c.st.tlsSeen[key]++
 		c.st.mu.Unlock()
