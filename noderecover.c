@@ -90,14 +90,12 @@ static void on_restart(void *ctx)
 
 static int on_node(void *ctx, const char *obj, size_t len)
 {
+	static struct kept spill;   /* a node past KEEP_MAX: decided, counted, not kept */
 	struct pass *p = ctx;
-	struct kept *k = &p->kept[p->nkept < KEEP_MAX ? p->nkept : KEEP_MAX - 1];
-	static struct kept spill;
+	struct kept *k = p->nkept < KEEP_MAX ? &p->kept[p->nkept] : &spill;
 	char name[NODE_NAME_MAX + 1];
 
 	p->seen++;
-	if (p->nkept >= KEEP_MAX)
-		k = &spill;
 	if (!obj) {
 		say("Skipped node %ld of the list: its object is over %d KiB (read %zu bytes), more than noderecover reads; it is not acted on this pass",
 		    p->seen, NODE_OBJECT_MAX / 1024, len);

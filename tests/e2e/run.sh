@@ -18,6 +18,8 @@ if [ ! -x "$bin" ]; then
 	echo "e2e: noderecover binary $bin not found or not executable (build it first)" >&2
 	exit 1
 fi
+# The machines this runs on carry Go in /usr/local/go; a shell may not have it on PATH.
+[ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
 if ! command -v go >/dev/null 2>&1; then
 	echo "e2e: needs Go $(awk '$1=="go"{print $2}' "$here/go.mod") or newer on PATH" >&2
 	exit 1
