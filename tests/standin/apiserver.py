@@ -21,8 +21,10 @@ import base64
 import copy
 import json
 import os
+import shutil
 import socket
 import ssl
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -340,7 +342,8 @@ class StandIn:
         self.rv = 1000
         for n in nodes:
             self.add_node(n)
-        self.token_file = os.path.join(certdir, "server-token-%d-%d" % (os.getpid(), id(self)))
+        self._tokdir = tempfile.mkdtemp(prefix="standin-srv-")  # certdir stays read-only
+        self.token_file = os.path.join(self._tokdir, "token")
         self.set_token(token)
         self.verbs = set(verbs)
         self.chunked = chunked
@@ -460,10 +463,7 @@ class StandIn:
             self.sock.close()
         except OSError:
             pass
-        try:
-            os.unlink(self.token_file)
-        except OSError:
-            pass
+        shutil.rmtree(self._tokdir, True)
 
     def __enter__(self):
         return self.start()
@@ -972,7 +972,6 @@ class StandIn:
 def main():
     """Run the stand-in by hand: python3 apiserver.py [--port-file F] (Ctrl-C to stop)."""
     import argparse
-    import tempfile
     import fixtures
     import certs
     ap = argparse.ArgumentParser()
