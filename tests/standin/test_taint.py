@@ -183,6 +183,14 @@ class Taint(Case):
         self.assertLog(r, "agent-1 changed since it was listed; next pass")
         self.assertEqual(self.srv.reqs("DELETE"), [])
 
+    def test_patch_forbidden_fails_the_pass(self):
+        self.server(cluster(uk("agent-1", since=120)), verbs=("get", "list"))
+        r = self.once(taint_after=60)
+        self.assertRc(r, 1)
+        self.assertEqual(self.oos_taints("agent-1"), [])
+        self.assertEqual([q.status for q in self.srv.reqs("PATCH")], [403], "a 403 is not retried" + self.ctx(r))
+        self.assertTrue(any("failed" in ln and "agent-1" in ln for ln in r.lines), self.ctx(r))
+
     def test_one_nodes_failure_does_not_stop_others(self):
         from apiserver import Reply, status_body
         self.server(cluster(uk("agent-1", since=120), uk("agent-2", since=120), uk("agent-3", since=120)))
