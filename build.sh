@@ -92,6 +92,7 @@ unit() {
 	for t in tests/unit/test_*.c; do
 		n=$(basename "$t" .c)
 		gcc -std=c11 -D_DEFAULT_SOURCE -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all \
+			-DSETTINGS_SA_DIR=\"sa\" -DSETTINGS_K3S_KUBECONFIG=\"kubeconfig/k3s.yaml\" \
 			-I. -o $B/unit/$n "$t" $LIB -lbearssl
 	done
 	rc=0

@@ -189,6 +189,55 @@ static void t_pod_self_node(void)
 	check(s.self_node[0] == '\0');
 }
 
+
+/* In a pod: the service's address and the mounted account (here tests/unit/sa). */
+static void t_pod_target(void)
+{
+	struct settings s;
+	struct kube_target t;
+	const char *const e[] = { "KUBERNETES_SERVICE_HOST", "10.43.0.1", "KUBERNETES_SERVICE_PORT", "443",
+		"NODE_RECOVERY_AFTER_SECONDS", "60", NULL };
+
+	check(parse(&s, e, NULL) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == 0);
+	check(strcmp(t.server, "https://10.43.0.1:443") == 0);
+	check(strcmp(t.token_file, SETTINGS_SA_DIR "/token") == 0);
+	check(t.ca_pem && strstr(t.ca_pem, "BEGIN CERTIFICATE"));
+	check(t.token == NULL && t.cert_pem == NULL);
+	kube_target_free(&t);
+
+	/* An IPv6 service address goes in brackets. */
+	const char *const e6[] = { "KUBERNETES_SERVICE_HOST", "fd00::1", "KUBERNETES_SERVICE_PORT", "6443",
+		"NODE_RECOVERY_AFTER_SECONDS", "60", NULL };
+	check(parse(&s, e6, NULL) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == 0);
+	check(strcmp(t.server, "https://[fd00::1]:6443") == 0);
+	kube_target_free(&t);
+
+	/* A kubeconfig beats the pod's account. */
+	const char *const ek[] = { "KUBERNETES_SERVICE_HOST", "10.43.0.1", "KUBECONFIG", "kubeconfig/k3s.yaml",
+		"NODE_RECOVERY_AFTER_SECONDS", "60", NULL };
+	check(parse(&s, ek, NULL) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == 0);
+	check(strstr(t.source, "kubeconfig") != NULL);
+	check(t.cert_pem != NULL);
+	kube_target_free(&t);
+}
+
+/* Outside a pod with nothing given: k3s's kubeconfig (here tests/unit/kubeconfig/k3s.yaml). */
+static void t_k3s_target(void)
+{
+	struct settings s;
+	struct kube_target t;
+
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60"), NULL) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == 0);
+	check(strstr(t.source, SETTINGS_K3S_KUBECONFIG) != NULL);
+	check(strncmp(t.server, "https://", 8) == 0);
+	check(t.cert_pem != NULL && t.key_pem != NULL);
+	kube_target_free(&t);
+}
+
 static const struct test tests[] = {
 	{ "defaults", t_defaults },
 	{ "flag_beats_env", t_flag_beats_env },
@@ -197,6 +246,8 @@ static const struct test tests[] = {
 	{ "help_and_version", t_help_and_version },
 	{ "explicit_target", t_explicit_target },
 	{ "pod_self_node", t_pod_self_node },
+	{ "pod_target", t_pod_target },
+	{ "k3s_target", t_k3s_target },
 	{ 0, 0 },
 };
 
