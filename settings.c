@@ -198,9 +198,13 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 			return fail(err, errlen, "%s is longer than a node name can be", from[O_SELF]);
 		s->self_source = from[O_SELF];
 	} else if (!env("KUBERNETES_SERVICE_HOST")) {
-		/* Outside a pod the host name is the node's name, as k3s registers it. */
+		/* Outside a pod the host name is the node's name: the kubelet (and so k3s)
+		 * registers it lowercased. */
 		if (gethostname(s->self_node, sizeof s->self_node - 1) == 0) {
 			s->self_node[sizeof s->self_node - 1] = '\0';
+			for (char *c = s->self_node; *c; c++)
+				if (*c >= 'A' && *c <= 'Z')
+					*c = (char)(*c - 'A' + 'a');
 			s->self_source = "host name";
 		} else {
 			s->self_node[0] = '\0';

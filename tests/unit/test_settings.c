@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include "check.h"
 #include "../../settings.h"
@@ -59,7 +60,9 @@ static void t_defaults(void)
 	/* Outside a pod the self node defaults to the host name. */
 	char host[256] = "";
 	gethostname(host, sizeof host - 1);
-	check(strcmp(s.self_node, host) == 0);
+	check(strcasecmp(s.self_node, host) == 0);
+	for (const char *c = s.self_node; *c; c++)
+		check(!(*c >= 'A' && *c <= 'Z'));
 	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60"), NULL) == 0);
 	check(s.mode == MODE_RUN);
 }
