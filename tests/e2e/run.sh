@@ -18,6 +18,11 @@ if [ ! -x "$bin" ]; then
 	echo "e2e: noderecover binary $bin not found or not executable (build it first)" >&2
 	exit 1
 fi
+# Go keeps its module and build caches under HOME; a CI shell may come without one.
+if [ -z "${HOME:-}" ]; then
+	HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
+	export HOME
+fi
 # The machines this runs on carry Go in /usr/local/go; a shell may not have it on PATH.
 [ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
 if ! command -v go >/dev/null 2>&1; then
