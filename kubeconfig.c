@@ -909,7 +909,10 @@ int kubeconfig_read_file(const char *path, size_t max, char **out, size_t *outle
 		return -2;
 	}
 	b[n] = '\0';
-	*out = b;
+	/* the file is usually far smaller than the bound it was read with */
+	*out = realloc(b, n + 1);
+	if (!*out)
+		*out = b;
 	*outlen = n;
 	return 0;
 }
