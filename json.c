@@ -1,14 +1,20 @@
 /*
  * Reading Kubernetes JSON without allocating, and writing small JSON documents.
  * json_list_feed cuts a NodeList body into its items as the bytes arrive, holding one item at a
- * time in the caller's buffer; json_node_facts tokenizes one Node with jsmn into a static token
- * pool and keeps only its facts; json_status reads a Status; json_buf writes escaped text.
+ * time in the caller's buffer; json_node_facts walks one Node (jsmn tokenizes its taints and
+ * conditions into a static token pool) and keeps only its facts; json_status reads a Status; json_buf writes escaped text.
  * Nothing here allocates, does I/O or decides anything about a node. Not reentrant: one pool.
  */
 #include <limits.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
+
+/* SSE2 is x86-64's baseline; JSON_NO_SIMD builds the portable path alone (to test it). */
+#if defined(__SSE2__) && !defined(JSON_NO_SIMD)
+#define JSON_SSE2 1
+#include <emmintrin.h>
+#endif
 
 #define JSMN_STATIC
 #define JSMN_STRICT
@@ -135,11 +141,21 @@ static int next_char(const char *s, size_t n, size_t *i, unsigned char *u)
 static int str_eq(const char *s, size_t n, const char *lit, size_t ln)
 {
 	unsigned char u[4];
-	size_t i = 0, j = 0;
+	size_t i, j = 0;
 
-	if (!memchr(s, '\\', n))
-		return n == ln && memcmp(s, lit, n) == 0;
-	while (i < n) {
+	/* Unescaping never lengthens: \X gives 1 byte, \uXXXX at most 3, a pair of them 4. */
+	if (n < ln)
+		return 0;
+	/*
+	 * Before its first backslash the text is its own decoding, so a difference there is final;
+	 * a text with no backslash in its first ln bytes that matches them is lit only if it ends.
+	 */
+	for (i = 0; i < ln && s[i] != '\\'; i++)
+		if (s[i] != lit[i])
+			return 0;
+	if (i == ln)
+		return n == ln;
+	for (i = 0; i < n;) {
 		int k = next_char(s, n, &i, u);
 		if (k < 0 || (size_t)k > ln - j || memcmp(lit + j, u, (size_t)k) != 0)
 			return 0;
@@ -272,9 +288,32 @@ static inline uint64_t word_special(uint64_t w)
 	return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w)) & HIGH;
 }
 
+#ifdef JSON_SSE2
+/* Loaded rather than built at each call: a string is 25 bytes on average, so the setup counts. */
+#define X16(c) { c, c, c, c, c, c, c, c, c, c, c, c, c, c, c, c }
+static const unsigned char v_quote[16] __attribute__((aligned(16))) = X16('"');
+static const unsigned char v_backslash[16] __attribute__((aligned(16))) = X16('\\');
+static const unsigned char v_control[16] __attribute__((aligned(16))) = X16(0x1f);
+#endif
+
 /* From p[i], the index of the first quote, backslash or control character, or n. */
 static inline size_t string_run(const unsigned char *p, size_t n, size_t i)
 {
+#ifdef JSON_SSE2
+	/* 16 bytes at a time; the loads stay inside p[0..n), the tail is left to the words. */
+	const __m128i q = _mm_load_si128((const __m128i *)(const void *)v_quote);
+	const __m128i bs = _mm_load_si128((const __m128i *)(const void *)v_backslash);
+	const __m128i ctl = _mm_load_si128((const __m128i *)(const void *)v_control);
+	while (i + 16 <= n) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, bs)),
+		    _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x));
+		unsigned bits = (unsigned)_mm_movemask_epi8(m);
+		if (bits)
+			return i + (size_t)__builtin_ctz(bits);
+		i += 16;
+	}
+#endif
 	/* Word at a time where the byte order allows it: strings are most of a node's bytes. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	while (i + 8 <= n) {
@@ -344,7 +383,11 @@ static size_t skip_value(const char *s, size_t n, size_t i)
 			return 0;
 		int c = p[i];
 		if (c == '"') {
-			if ((i = skip_string(s, n, i)) == 0)
+			/* The common string, with no escape, ends at the first quote after it. */
+			size_t e = string_run(p, n, i + 1);
+			if (e < n && p[e] == '"')
+				i = e + 1;
+			else if ((i = skip_string(s, n, i)) == 0)
 				return 0;
 			continue;
 		}
@@ -426,9 +469,16 @@ struct val {
 	size_t at, end;
 };
 
+/* A member name looked for, with its length counted at compile time. */
+struct name {
+	const char *s;
+	size_t n;
+};
+#define NAME(lit) { lit, sizeof lit - 1 }
+
 /* What find() looks for in one object; sub[j], when set, is looked for inside value j. */
 struct want {
-	const char *const *names;
+	const struct name *names;
 	int n;
 	struct val *out;
 	const struct want *const *sub;
@@ -453,7 +503,7 @@ static size_t find(const char *s, size_t n, size_t i, const struct want *w)
 		return 0;
 	while ((r = members_key(&m, &k, &ke)) == 1) {
 		for (j = 0; j < w->n; j++)
-			if (str_eq(s + k, ke - k, w->names[j], strlen(w->names[j])))
+			if (str_eq(s + k, ke - k, w->names[j].s, w->names[j].n))
 				break;
 		if (j < w->n && w->out[j].at)
 			return 0;
@@ -578,7 +628,7 @@ static int tok_copy(const struct doc *d, int i, char *out, size_t cap)
  * names[j], or -1. Returns -1 when one of them appears twice: the API server's decoder keeps
  * the last and a first-wins reader the first, and we never act on a guess between them.
  */
-static int lookup(const struct doc *d, int o, const char *const *names, int nn, int *at)
+static int lookup(const struct doc *d, int o, const struct name *names, int nn, int *at)
 {
 	int k = o + 1;
 
@@ -586,7 +636,7 @@ static int lookup(const struct doc *d, int o, const char *const *names, int nn, 
 		at[j] = -1;
 	for (int m = 0; m < d->t[o].size; m++) {
 		for (int j = 0; j < nn; j++) {
-			if (tok_eq(d, k, names[j], strlen(names[j]))) {
+			if (tok_eq(d, k, names[j].s, names[j].n)) {
 				if (at[j] >= 0)
 					return -1;
 				at[j] = k + 1;
@@ -669,57 +719,83 @@ static int64_t rfc3339(const char *s, size_t n)
 	return t < 0 ? -1 : t;
 }
 
-static int read_labels(const struct doc *d, int o, const struct json_keys *k, struct node_facts *f)
+/*
+ * The next member of the object walked by m, whose values must all be strings: 1 with the key
+ * body s[*k..*ke) and the value body s[*v..*ve), 0 after the closing '}', -1 if malformed, if a
+ * value is not a string, or past (JSON_TOKENS - 1) / 2 members (*count): the bound the token
+ * pool set when jsmn read these objects (1 + 2 tokens a member), kept so the same nodes are read.
+ */
+static int str_member(struct members *m, int *count, size_t *k, size_t *ke, size_t *v, size_t *ve)
+{
+	int r = members_key(m, k, ke);
+	size_t e;
+
+	if (r <= 0)
+		return r;
+	if (++*count > (JSON_TOKENS - 1) / 2)
+		return -1;
+	if (m->i >= m->n || m->s[m->i] != '"' || (e = skip_string(m->s, m->n, m->i)) == 0)
+		return -1;
+	*v = m->i + 1;
+	*ve = e - 1;
+	m->i = e;
+	return 1;
+}
+
+/* Labels and annotations are walked with the full grammar here, not tokenized: most nodes' largest members. */
+static int read_labels(const char *s, const struct val *o, const struct json_keys *k, struct node_facts *f)
 {
 	size_t lp = k && k->prune_label ? strlen(k->prune_label) : 0;
-	size_t lcp = strlen(NODE_LABEL_CONTROL_PLANE), le = strlen(NODE_LABEL_ETCD);
-	int seen_cp = 0, seen_etcd = 0, seen_prune = 0;
-	int key = o + 1;
+	size_t lcp = sizeof NODE_LABEL_CONTROL_PLANE - 1, le = sizeof NODE_LABEL_ETCD - 1;
+	int seen_cp = 0, seen_etcd = 0, seen_prune = 0, count = 0, r;
+	size_t ks, ke, vs, ve;
+	struct members m;
 
-	for (int m = 0; m < d->t[o].size; m++, key = skip(d, key + 1)) {
-		int v = key + 1;
-		if (!is_type(d, v, JSMN_STRING))
-			return -1;
-		if (tok_eq(d, key, NODE_LABEL_CONTROL_PLANE, lcp)) {
+	if (members_open(&m, s, o->end, o->at) < 0)
+		return -1;
+	while ((r = str_member(&m, &count, &ks, &ke, &vs, &ve)) == 1) {
+		if (str_eq(s + ks, ke - ks, NODE_LABEL_CONTROL_PLANE, lcp)) {
 			if (seen_cp++)
 				return -1;
 			f->control_plane = 1;
 		}
-		if (tok_eq(d, key, NODE_LABEL_ETCD, le)) {
+		if (str_eq(s + ks, ke - ks, NODE_LABEL_ETCD, le)) {
 			if (seen_etcd++)
 				return -1;
 			f->etcd = 1;
-			f->etcd_voter = tok_eq(d, v, "true", 4);
+			f->etcd_voter = str_eq(s + vs, ve - vs, "true", 4);
 		}
-		if (lp && tok_eq(d, key, k->prune_label, lp)) {
+		if (lp && str_eq(s + ks, ke - ks, k->prune_label, lp)) {
 			if (seen_prune++)
 				return -1;
-			f->removable = tok_eq(d, v, "true", 4);
+			f->removable = str_eq(s + vs, ve - vs, "true", 4);
 		}
 	}
-	return 0;
+	return r == 0 && m.i == o->end ? 0 : -1;
 }
 
-static int read_annotations(const struct doc *d, int o, const struct json_keys *k, struct node_facts *f)
+static int read_annotations(const char *s, const struct val *o, const struct json_keys *k, struct node_facts *f)
 {
 	size_t la = k && k->annotation ? strlen(k->annotation) : 0;
-	int key = o + 1;
+	size_t ks, ke, vs, ve;
+	struct members m;
+	int count = 0, r;
 
-	for (int m = 0; m < d->t[o].size; m++, key = skip(d, key + 1)) {
-		if (!is_type(d, key + 1, JSMN_STRING))
-			return -1;
-		if (la && tok_eq(d, key, k->annotation, la)) {
+	if (members_open(&m, s, o->end, o->at) < 0)
+		return -1;
+	while ((r = str_member(&m, &count, &ks, &ke, &vs, &ve)) == 1) {
+		if (la && str_eq(s + ks, ke - ks, k->annotation, la)) {
 			if (f->our_annotation)
 				return -1;
 			f->our_annotation = 1;
 		}
 	}
-	return 0;
+	return r == 0 && m.i == o->end ? 0 : -1;
 }
 
 static int read_taints(const struct doc *d, int a, struct node_facts *f)
 {
-	static const char *const names[] = { "key" };
+	static const struct name names[] = { NAME("key") };
 	int el = a + 1, at[1];
 
 	f->has_taints = 1;
@@ -731,7 +807,7 @@ static int read_taints(const struct doc *d, int a, struct node_facts *f)
 			continue;
 		if (!is_type(d, at[0], JSMN_STRING))
 			return -1;
-		if (f->oos_taint < 0 && tok_eq(d, at[0], NODE_TAINT_KEY, strlen(NODE_TAINT_KEY)))
+		if (f->oos_taint < 0 && tok_eq(d, at[0], NODE_TAINT_KEY, sizeof NODE_TAINT_KEY - 1))
 			f->oos_taint = m;
 	}
 	return 0;
@@ -739,7 +815,7 @@ static int read_taints(const struct doc *d, int a, struct node_facts *f)
 
 static int read_conditions(const struct doc *d, int a, struct node_facts *f)
 {
-	static const char *const names[] = { "type", "status", "lastTransitionTime" };
+	static const struct name names[] = { NAME("type"), NAME("status"), NAME("lastTransitionTime") };
 	int el = a + 1, at[3], found = 0;
 	char when[64];
 
@@ -780,15 +856,17 @@ static int read_val(const char *s, const struct val *v, jsmntype_t want, struct 
 /*
  * One Node object to its facts. One pass of the member scanner walks the object, its
  * metadata, spec and status with the full grammar and passes over every other value
- * (managedFields, images: most of a node's bytes) with the bracket scanner; jsmn tokenizes
- * only labels, annotations, taints and conditions, so the pool bounds those, not the node.
+ * (managedFields, images: most of a node's bytes) with the bracket scanner; labels and
+ * annotations are walked by the member scanner too, jsmn tokenizes only taints and conditions,
+ * and the pool's bound holds for all four (str_member counts), not for the node.
  */
 int json_node_facts(const char *obj, size_t len, const struct json_keys *k, struct node_facts *f)
 {
-	static const char *const top[] = { "metadata", "spec", "status" };
-	static const char *const in_meta[] = { "name", "uid", "resourceVersion", "labels", "annotations" };
-	static const char *const in_spec[] = { "taints" };
-	static const char *const in_status[] = { "conditions" };
+	static const struct name top[] = { NAME("metadata"), NAME("spec"), NAME("status") };
+	static const struct name in_meta[] = { NAME("name"), NAME("uid"), NAME("resourceVersion"), NAME("labels"),
+		NAME("annotations") };
+	static const struct name in_spec[] = { NAME("taints") };
+	static const struct name in_status[] = { NAME("conditions") };
 	struct val tv[3], mv[5], sv[1], cv[1];
 	const struct want meta = { in_meta, 5, mv, NULL };
 	const struct want spec = { in_spec, 1, sv, NULL };
@@ -813,11 +891,11 @@ int json_node_facts(const char *obj, size_t len, const struct json_keys *k, stru
 	}
 	if (val_copy(obj, &mv[1], f->uid, sizeof f->uid) <= 0 || val_copy(obj, &mv[2], f->rv, sizeof f->rv) <= 0)
 		return -1;
-	/* parse() refuses a value that is not of the type wanted; null counts as absent */
-	if (kind(obj, &mv[3]) && (read_val(obj, &mv[3], JSMN_OBJECT, &d) < 0 || read_labels(&d, 0, k, f) < 0))
+	/* a value that is not of the type wanted is refused; null counts as absent */
+	if (kind(obj, &mv[3]) && read_labels(obj, &mv[3], k, f) < 0)
 		return -1;
 	f->has_annotations = kind(obj, &mv[4]) != 0;
-	if (f->has_annotations && (read_val(obj, &mv[4], JSMN_OBJECT, &d) < 0 || read_annotations(&d, 0, k, f) < 0))
+	if (f->has_annotations && read_annotations(obj, &mv[4], k, f) < 0)
 		return -1;
 	if ((t = kind(obj, &tv[1])) != 0 && t != '{')
 		return -1;
@@ -833,7 +911,7 @@ int json_node_facts(const char *obj, size_t len, const struct json_keys *k, stru
 /* A Status's reason and message, made safe for one log line. */
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
 {
-	static const char *const names[] = { "reason", "message" };
+	static const struct name names[] = { NAME("reason"), NAME("message") };
 	struct doc d;
 	int at[2];
 
@@ -847,7 +925,7 @@ int json_status(const char *body, size_t len, char *reason, size_t rlen, char *m
 	at[0] = at[1] = -1;
 	for (int m = 0, key = 1; m < d.t[0].size; m++, key = skip(&d, key + 1))
 		for (int j = 0; j < 2; j++)
-			if (at[j] < 0 && tok_eq(&d, key, names[j], strlen(names[j])))
+			if (at[j] < 0 && tok_eq(&d, key, names[j].s, names[j].n))
 				at[j] = key + 1;
 	if (is_type(&d, at[0], JSMN_STRING))
 		str_log(body + d.t[at[0]].start, (size_t)(d.t[at[0]].end - d.t[at[0]].start), reason, rlen);
@@ -903,12 +981,23 @@ static int scan_raw(struct json_list *l, const unsigned char *p, size_t n, size_
 	for (;;) {
 		switch (l->rs) {
 		case RS_VAL:
+		val:
 			while (i < n && !raw_cls[p[i]])
 				i++;
 			if (i == n)
 				goto out;
 			c = p[i++];
 			if (c == '"') {
+				/* Most strings end in this piece without an escape: finish them here. */
+				i = string_run(p, n, i);
+				if (i < n && p[i] == '"') {
+					i++;
+					if (depth == l->raw_base) {
+						r = 1;
+						goto out;
+					}
+					goto val;
+				}
 				l->rs = RS_STR;
 			} else if (c == '{' || c == '[') {
 				if (depth >= DEPTH_MAX) {
@@ -918,6 +1007,7 @@ static int scan_raw(struct json_list *l, const unsigned char *p, size_t n, size_
 				if (c == '[')
 					arrays |= 1ull << depth;
 				depth++;
+				goto val;
 			} else {
 				depth--;
 				if ((c == ']') != ((arrays >> depth & 1) != 0)) {
@@ -929,6 +1019,7 @@ static int scan_raw(struct json_list *l, const unsigned char *p, size_t n, size_
 					r = 1;
 					goto out;
 				}
+				goto val;
 			}
 			break;
 		case RS_STR:

@@ -920,6 +920,79 @@ static void t_buf_overflow(void)
 	check(json_buf_end(&b) == -1);
 }
 
+/*
+ * A string of every length up to 40 with one special byte at every offset, in a value passed
+ * over, in a label and in a list's item and envelope: the 16-byte scans must find it wherever it
+ * falls in a block or in the tail, and never read past the buffer (ASan checks).
+ */
+static void t_scan_offsets(void)
+{
+	static const struct { const char *ins; int ok; } sp[] = {
+		{ "\\\"", 1 }, { "\\\\", 1 }, { "\\u00e9", 1 }, { "\\ud83d\\ude80", 1 }, { "\\/", 1 },
+		{ "\x7f", 1 }, { "\xc3\xa9", 1 }, { "\xff", 1 }, { " ", 1 }, { "]}", 1 }, { "{[", 1 },
+		{ "\\x", 0 }, { "\\u00g0", 0 }, { "\x01", 0 }, { "\x1f", 0 }, { "\t", 0 }, { "\\", 0 },
+	};
+	static char str[128], node[1024], list[2048], buf[2048];
+	static struct json_list l;
+	struct node_facts f;
+
+	for (size_t k = 0; k < sizeof sp / sizeof sp[0]; k++) {
+		for (int len = 0; len <= 40; len++) {
+			for (int at = 0; at <= len; at++) {
+				int sl = snprintf(str, sizeof str, "%.*s%s%.*s", at, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNO",
+				    sp[k].ins, len - at, "0123456789012345678901234567890123456789012");
+				int ok = sp[k].ok;
+				size_t nl = (size_t)snprintf(node, sizeof node, "{" META "},\"x\":[\"%s\",{\"k\":\"%s\"}]}", str, str);
+				check(sl > 0 && nl < sizeof node - 1);
+				check((json_node_facts(node, nl, &keys, &f) == 0) == ok);
+				nl = (size_t)snprintf(node, sizeof node, "{" META ",\"labels\":{\"%s\":\"%s\"}}}", str, str);
+				check((json_node_facts(node, nl, &keys, &f) == 0) == ok);
+				/* the string last in the node: the scan ends with it */
+				nl = (size_t)snprintf(node, sizeof node, "{" META "},\"x\":{\"k\":\"%s\"}}", str);
+				check((json_node_facts(node, nl, &keys, &f) == 0) == ok);
+				size_t ll = (size_t)snprintf(list, sizeof list, "{\"x\":\"%s\",\"items\":[%s,%s]}", str, node, node);
+				for (unsigned seed = 0; seed < 3; seed++) {
+					reset();
+					json_list_init(&l, buf, sizeof buf, collect_item, &got);
+					int r = feed_split(&l, list, ll, seed);
+					if (ok) {
+						check(r == 0 && json_list_end(&l) == 0);
+						check(got.n == 2 && got.len[0] == nl && memcmp(got.bytes, node, nl) == 0);
+					} else {
+						check(r == -1);
+					}
+				}
+			}
+		}
+	}
+}
+
+/* Keys are compared after unescaping, wherever the first escape falls; lengths first. */
+static void t_key_compare(void)
+{
+	struct node_facts f;
+
+	check(facts_str("{" META ",\"labels\":{\"node-role.kubernetes.io/etc\\u0064\":\"tru\\u0065\"}}}", &f) == 0);
+	check(f.etcd == 1 && f.etcd_voter == 1);
+	check(facts_str("{" META ",\"labels\":{\"\\u006eode-role.kubernetes.io\\/etcd\":\"true\"}}}", &f) == 0);
+	check(f.etcd == 1 && f.etcd_voter == 1);
+	/* longer or shorter than the name once unescaped */
+	check(facts_str("{" META ",\"labels\":{\"node-role.kubernetes.io/etcd\\u0064\":\"true\","
+	    "\"node-role.kubernetes.io/et\\u0063\":\"true\",\"node-role.kubernetes.io/etcd\\n\":\"true\"}}}", &f) == 0);
+	check(f.etcd == 0 && f.etcd_voter == 0);
+	/* an escaped key equal to ours twice is a duplicate */
+	check(facts_str("{" META ",\"labels\":{\"node-role.kubernetes.io/etcd\":\"true\",\"node-role.kubernetes.io\\/etcd\":\"true\"}}}", &f) == -1);
+	check(facts_str("{\"metadat\\u0061\":{\"name\":\"n\",\"u\\u0069d\":\"u\",\"resourceVersion\":\"1\"},"
+	    "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"Tru\\u0065\"}]}}", &f) == 0);
+	check(f.ready == NODE_READY_TRUE && strcmp(f.uid, "u") == 0);
+	/* a raw control character in a key is refused, even before an escape */
+	check(facts_str("{" META ",\"labels\":{\"a\x01\\u0062\":\"true\"}}}", &f) == -1);
+	/* labels and annotations are read with the full grammar: a missing comma is refused */
+	check(facts_str("{" META ",\"labels\":{\"a\":\"b\" \"c\":\"d\"}}}", &f) == -1);
+	check(facts_str("{" META ",\"annotations\":{\"a\":\"b\",}}}", &f) == -1);
+	check(facts_str("{" META ",\"annotations\":{\"a\":\"b\"} }}", &f) == 0);
+}
+
 static const struct test tests[] = {
 	{ "server", t_server },
 	{ "agent_unknown", t_agent_unknown },
@@ -948,6 +1021,8 @@ static const struct test tests[] = {
 	{ "list_depth", t_list_depth },
 	{ "list_continue_limit", t_list_continue_limit },
 	{ "list_token_heavy", t_list_token_heavy },
+	{ "scan_offsets", t_scan_offsets },
+	{ "key_compare", t_key_compare },
 	{ "status", t_status },
 	{ "buf_escape", t_buf_escape },
 	{ "buf_pointer", t_buf_pointer },
