@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "text.h"
 
 /* ---- PEM: CA bundle, client chain and key, decoded once into one block ---- */
 
@@ -543,17 +544,6 @@ int http_parse_head(struct http_parser *p, const char *buf, size_t len, size_t *
 	return e;
 }
 
-static int hexval(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 /* One byte of chunk framing (size line, CRLF after data, trailers). */
 static int chunk_byte(struct http_parser *p, int ch)
 {
@@ -561,7 +551,7 @@ static int chunk_byte(struct http_parser *p, int ch)
 
 	switch (p->state) {
 	case C_SIZE:
-		if ((h = hexval(ch)) >= 0) {
+		if ((h = text_hexval(ch)) >= 0) {
 			if (p->left > (ULLONG_MAX >> 4))
 				return perr(p, "chunk size overflows");
 			p->left = p->left << 4 | (unsigned)h;

@@ -22,6 +22,7 @@
 #include <jsmn.h>
 
 #include "json.h"
+#include "text.h"
 
 /* 320 KiB with parent links: static, so no caller's stack has to hold it. */
 static jsmntok_t pool[JSON_TOKENS];
@@ -29,17 +30,6 @@ static jsmntok_t pool[JSON_TOKENS];
 static int is_ws(int c)
 {
 	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 static int simple_escape(int c)
@@ -87,7 +77,7 @@ static int hex4(const char *s, uint32_t *cp)
 	uint32_t v = 0;
 
 	for (int j = 0; j < 4; j++) {
-		int h = hexval((unsigned char)s[j]);
+		int h = text_hexval((unsigned char)s[j]);
 		if (h < 0)
 			return -1;
 		v = v << 4 | (uint32_t)h;
@@ -1056,7 +1046,7 @@ static int scan_raw(struct json_list *l, const unsigned char *p, size_t n, size_
 			break;
 		case RS_HEX:
 			for (; l->hex < 4 && i < n; l->hex++, i++) {
-				if (hexval(p[i]) < 0) {
+				if (text_hexval(p[i]) < 0) {
 					r = fail(l, i, "bad \\u escape in a string");
 					goto out;
 				}
@@ -1085,7 +1075,7 @@ static int env_byte(struct json_list *l, int c, char *out, size_t *len, size_t c
 	int k = 0, end = 0;
 
 	if (l->esc >= 2) {
-		int h = hexval(c);
+		int h = text_hexval(c);
 		if (h < 0)
 			return -1;
 		l->u = l->u << 4 | (uint32_t)h;

@@ -22,6 +22,7 @@
 #include <jsmn.h>
 
 #include "kubeconfig.h"
+#include "text.h"
 
 #define KC_DEPTH_MAX 32            /* nesting; a kubeconfig needs 5 */
 #define KC_TOKEN_FILE_MAX 65536    /* a token file larger than this is refused at start-up */
@@ -153,17 +154,6 @@ static int str_node(struct kc *k, size_t start, int line, int plain)
 	k->nodes[n].len = k->poollen - 1 - start;
 	k->nodes[n].plain = plain;
 	return n;
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 /* Bytes YAML and JSON both refuse, and the lone CR that would make line numbers lie. */
@@ -352,7 +342,7 @@ static int escape(struct kc *k, int e)
 	default: return fail(k, k->line, "an unknown escape in a double-quoted value");
 	}
 	for (int i = 0; i < n; i++) {
-		int h = hexval(peek(k, (size_t)i));
+		int h = text_hexval(peek(k, (size_t)i));
 		if (h < 0)
 			return fail(k, k->line, "a \\%c escape without %d hex digits", e, n);
 		cp = cp << 4 | (unsigned long)h;
@@ -664,7 +654,7 @@ static int json_string(struct kc *k, const jsmntok_t *t)
 		}
 		cp = 0;
 		for (int j = 0; j < 4; j++) {
-			int h = i < end ? hexval((unsigned char)k->text[i++]) : -1;
+			int h = i < end ? text_hexval((unsigned char)k->text[i++]) : -1;
 			if (h < 0)
 				return fail(k, line, "a \\u escape without 4 hex digits");
 			cp = cp << 4 | (unsigned long)h;
@@ -672,7 +662,7 @@ static int json_string(struct kc *k, const jsmntok_t *t)
 		if (cp >= 0xd800 && cp <= 0xdbff && i + 6 <= end && k->text[i] == '\\' && k->text[i + 1] == 'u') {
 			unsigned long lo = 0;
 			for (int j = 2; j < 6; j++) {
-				int h = hexval((unsigned char)k->text[i + (size_t)j]);
+				int h = text_hexval((unsigned char)k->text[i + (size_t)j]);
 				lo = h < 0 ? 0x10000 : lo << 4 | (unsigned long)h;
 			}
 			if (lo >= 0xdc00 && lo <= 0xdfff) {
