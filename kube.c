@@ -13,6 +13,7 @@
 #include "json.h"
 #include "kube.h"
 #include "node.h"
+#include "text.h"
 #include "kubeconfig.h"
 
 #define BODY_MAX 4096      /* what is kept of an error response to explain it */
@@ -401,22 +402,14 @@ static void test_rv(struct json_buf *b, const struct node_facts *f)
 	json_raw(b, "}");
 }
 
-static void rfc3339(char *out, size_t n, time_t t)
-{
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 enum kube_result kube_taint(struct kube *k, const struct node_facts *f, const char *annotation,
     time_t now)
 {
-	char body[PATCH_MAX], when[32];
+	char body[PATCH_MAX], when[TEXT_TIME_LEN + 1];
 	struct json_buf b;
 	int n;
 
-	rfc3339(when, sizeof when, now);
+	text_time(when, now);
 	json_buf_init(&b, body, sizeof body);
 	test_rv(&b, f);
 	/* spec.taints and metadata.annotations may be absent: then the patch creates them. */

@@ -15,6 +15,7 @@
 #include "kube.h"
 #include "policy.h"
 #include "settings.h"
+#include "text.h"
 
 #ifndef NODERECOVER_VERSION
 #define NODERECOVER_VERSION "dev"
@@ -36,13 +37,12 @@ __attribute__((format(printf, 1, 2)))
 static void say(const char *fmt, ...)
 {
 	char line[1024];
-	time_t now = time(NULL);
-	struct tm tm;
 	size_t n;
 	va_list ap;
 
-	gmtime_r(&now, &tm);
-	n = strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%SZ ", &tm);
+	text_time(line, time(NULL));
+	n = TEXT_TIME_LEN;
+	line[n++] = ' ';
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
 	va_end(ap);
