@@ -70,8 +70,8 @@ struct kept {
 
 /* What one pass has learnt so far. */
 struct pass {
-	const struct settings *s;
 	struct json_keys keys;
+	struct policy_settings rules;
 	int64_t now;
 	struct policy_summary sum;
 	int nkept, overflow, unreadable;
@@ -109,8 +109,7 @@ static int on_node(void *ctx, const char *obj, size_t len)
 		return 0;
 	}
 	policy_summary_add(&p->sum, &k->f);
-	if (!policy_node(&k->f, &(struct policy_settings){ p->s->taint_after, p->s->prune_after, p->s->self_node },
-	    p->now, &k->v))
+	if (!policy_node(&k->f, &p->rules, p->now, &k->v))
 		return 0;
 	if (!kube_name_ok(k->f.name)) {
 		say("Not acting on node '%s': not a valid node name", printable(k->f.name, name, sizeof name));
@@ -192,11 +191,10 @@ static int pass(struct kube *kc, const struct settings *s)
 {
 	static struct pass p;
 	static char nodebuf[NODE_OBJECT_MAX];
-	int failed = 0;
+	int failed;
 
-	memset(&p.sum, 0, sizeof p.sum);
-	p.s = s;
 	p.keys = (struct json_keys){ s->prune_label, s->annotation };
+	p.rules = (struct policy_settings){ s->taint_after, s->prune_after, s->self_node };
 	p.now = time(NULL);
 	on_restart(&p);
 	/* Nothing is done until the whole list is read: quorum needs every page, and a list
