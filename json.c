@@ -400,6 +400,36 @@ static size_t skip_value(const char *s, size_t n, size_t i)
 	return 0;
 }
 
+/*
+ * The list splitter whose item() is running, or NULL. It noted where the item's containers at
+ * depth 1 and 2 end (managedFields, images: most of a node's bytes), after checking their strings,
+ * escapes and brackets exactly as skip_value does (nesting more tightly: 64 counted from the list);
+ * json_node_facts handed the same bytes, buf and len, jumps over them instead of scanning again.
+ */
+static const struct json_list *handed;
+
+/* skip_value, answered from l's spans (l NULL: none) when the value at s[i] is one of them. */
+static size_t skip_member(const char *s, size_t n, size_t i, const struct json_list *l)
+{
+	if (l && i < n && (s[i] == '{' || s[i] == '[')) {
+		int lo = 0, hi = l->nspans;
+		/* noted in the order they open, so sorted by where they start */
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+			if (l->spans[mid].at < i)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < l->nspans && l->spans[lo].at == i) {
+			size_t e = l->spans[lo].end;
+			if (e > i + 1 && e <= n && s[e - 1] == (s[i] == '{' ? '}' : ']'))
+				return e;
+		}
+	}
+	return skip_value(s, n, i);
+}
+
 /* Walks the members of one object with the full grammar, skipping their values quickly. */
 struct members {
 	const char *s;
@@ -481,7 +511,7 @@ struct want {
  * appears twice: the API server's decoder keeps the last and a first-wins reader the first,
  * and we never act on a guess between them.
  */
-static size_t find(const char *s, size_t n, size_t i, const struct want *w)
+static size_t find(const char *s, size_t n, size_t i, const struct want *w, const struct json_list *sp)
 {
 	struct members m;
 	size_t k, ke, e;
@@ -498,9 +528,9 @@ static size_t find(const char *s, size_t n, size_t i, const struct want *w)
 		if (j < w->n && w->out[j].at)
 			return 0;
 		if (j < w->n && w->sub && w->sub[j] && m.i < n && s[m.i] == '{')
-			e = find(s, n, m.i, w->sub[j]);
+			e = find(s, n, m.i, w->sub[j], sp);
 		else
-			e = skip_value(s, n, m.i);
+			e = skip_member(s, n, m.i, sp);
 		if (e == 0)
 			return 0;
 		if (j < w->n) {
@@ -846,7 +876,8 @@ static int read_val(const char *s, const struct val *v, jsmntype_t want, struct 
 /*
  * One Node object to its facts. One pass of the member scanner walks the object, its
  * metadata, spec and status with the full grammar and passes over every other value
- * (managedFields, images: most of a node's bytes) with the bracket scanner; labels and
+ * (managedFields, images: most of a node's bytes) with the bracket scanner, or, for the item
+ * the list splitter is handing to item(), by the ends it noted while scanning it; labels and
  * annotations are walked by the member scanner too, jsmn tokenizes only taints and conditions,
  * and the pool's bound holds for all four (str_member counts), not for the node.
  */
@@ -863,15 +894,18 @@ int json_node_facts(const char *obj, size_t len, const struct json_keys *k, stru
 	const struct want status = { in_status, 1, cv, NULL };
 	const struct want *const subs[] = { &meta, &spec, &status };
 	const struct want node = { top, 3, tv, subs };
+	const struct json_list *sp = NULL;
 	struct doc d;
 	size_t end;
 	int t;
 
+	if (handed && obj == handed->buf && len == handed->len && !handed->skipping)
+		sp = handed;
 	memset(f, 0, sizeof *f);
 	f->ready = NODE_READY_NONE;
 	f->ready_since = -1;
 	f->oos_taint = -1;
-	end = find(obj, len, skip_ws(obj, len, 0), &node);
+	end = find(obj, len, skip_ws(obj, len, 0), &node, sp);
 	if (end == 0 || skip_ws(obj, len, end) != len || kind(obj, &tv[0]) != '{')
 		return -1;
 	/* Read first: the name of a node refused for what follows still helps the log line. */
@@ -958,6 +992,18 @@ static int fail(struct json_list *l, size_t at, const char *why)
 	return -1;
 }
 
+/* A container opens at p[i], at item depth d + 1: noted while the table has room. */
+static void note_span(struct json_list *l, unsigned d, size_t i)
+{
+	if (l->nspans == JSON_SPANS) {
+		l->span_open[d] = -1;
+		return;
+	}
+	l->spans[l->nspans].at = i + l->span_base;
+	l->spans[l->nspans].end = 0;
+	l->span_open[d] = l->nspans++;
+}
+
 /*
  * Scans a raw value from p[*ip] on. Returns 1 when it ended (*ip just past its last byte),
  * 0 when the input ran out first, -1 when malformed.
@@ -967,6 +1013,9 @@ static int scan_raw(struct json_list *l, const unsigned char *p, size_t n, size_
 	size_t i = *ip;
 	int depth = l->depth, c, r = 0;
 	uint64_t arrays = l->arrays;
+	/* depth - span_depth is 0 or 1 where a container opens at item depth 1 or 2 (see note_span) */
+	int span_depth = l->in_item ? l->raw_base + 1 : INT_MIN / 2;
+	unsigned sd;
 
 	for (;;) {
 		switch (l->rs) {
@@ -996,6 +1045,8 @@ static int scan_raw(struct json_list *l, const unsigned char *p, size_t n, size_
 				}
 				if (c == '[')
 					arrays |= 1ull << depth;
+				if ((sd = (unsigned)(depth - span_depth)) < 2)
+					note_span(l, sd, i - 1);
 				depth++;
 				goto val;
 			} else {
@@ -1005,6 +1056,8 @@ static int scan_raw(struct json_list *l, const unsigned char *p, size_t n, size_
 					goto out;
 				}
 				arrays &= ~(1ull << depth);
+				if ((sd = (unsigned)(depth - span_depth)) < 2 && l->span_open[sd] >= 0)
+					l->spans[l->span_open[sd]].end = i + l->span_base;
 				if (depth == l->raw_base) {
 					r = 1;
 					goto out;
@@ -1180,6 +1233,7 @@ static void open_raw(struct json_list *l, int rs, int item)
 int json_list_feed(struct json_list *l, const char *p, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)p;
+	const struct json_list *prev;
 	size_t i = 0, mark = 0;
 	int c, r;
 
@@ -1187,6 +1241,7 @@ int json_list_feed(struct json_list *l, const char *p, size_t n)
 		return -1;
 	while (i < n) {
 		if (l->st == L_RAW) {
+			l->span_base = l->size - mark; /* wraps; offsets come out right mod 2^N */
 			r = scan_raw(l, u, n, &i);
 			if (r < 0)
 				return -1;
@@ -1199,7 +1254,10 @@ int json_list_feed(struct json_list *l, const char *p, size_t n)
 			keep(l, p + mark, i - mark);
 			l->nitems++;
 			l->st = L_ITEMSAFTER;
+			prev = handed;
+			handed = l;
 			r = l->item(l->ctx, l->skipping ? NULL : l->buf, l->skipping ? l->size : l->len);
+			handed = prev;
 			if (r != 0) {
 				snprintf(l->err, sizeof l->err, "stopped at item %d by the caller", l->nitems);
 				l->st = L_FAILED;
@@ -1330,6 +1388,7 @@ int json_list_feed(struct json_list *l, const char *p, size_t n)
 				open_raw(l, RS_VAL, 1);
 				l->len = l->size = 0;
 				l->skipping = 0;
+				l->nspans = 0;
 				mark = i;
 			} else if (c == ']' && l->st == L_ITEMS0) {
 				l->depth--;

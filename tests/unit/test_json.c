@@ -925,6 +925,154 @@ static void t_buf_overflow(void)
  * over, in a label and in a list's item and envelope: the 16-byte scans must find it wherever it
  * falls in a block or in the tail, and never read past the buffer (ASan checks).
  */
+/*
+ * What read_twice saw of the one item of a list: its facts read where the splitter handed them
+ * (json_node_facts may pass over members by the spans the splitter noted) and from a copy
+ * (another pointer: everything scanned again), and whether the two agree; with poison set, also
+ * what a copy with a control character at byte poison read to.
+ */
+struct twice {
+	int n, r_in, r_copy, same, r_poison;
+	size_t poison;
+	struct node_facts in, copy;
+};
+
+static int read_twice(void *ctx, const char *obj, size_t len)
+{
+	static char copy[sizeof item_buf];
+	struct twice *t = ctx;
+
+	t->n++;
+	if (!obj || len > sizeof copy)
+		return -1;
+	memcpy(copy, obj, len);
+	t->r_in = json_node_facts(obj, len, &keys, &t->in);
+	t->r_copy = json_node_facts(copy, len, &keys, &t->copy);
+	t->same = t->r_in == t->r_copy && memcmp(&t->in, &t->copy, sizeof t->in) == 0;
+	if (t->poison && t->poison < len) {
+		struct node_facts f;
+		copy[t->poison] = 0x01;
+		t->r_poison = json_node_facts(copy, len, &keys, &f);
+	}
+	return 0;
+}
+
+/* {"items":[node]} fed in two pieces cut at split (0: whole) through read_twice; 0 if it was read. */
+static int list_twice(const char *node, size_t n, size_t split, size_t poison, struct twice *t)
+{
+	static char b[sizeof item_buf + 32];
+	static struct json_list l;
+	size_t len;
+
+	memcpy(b, "{\"items\":[", 10);
+	memcpy(b + 10, node, n);
+	memcpy(b + 10 + n, "]}", 2);
+	len = n + 12;
+	memset(t, 0, sizeof *t);
+	t->poison = poison;
+	json_list_init(&l, item_buf, sizeof item_buf, read_twice, t);
+	if (split > len)
+		split = len;
+	if (json_list_feed(&l, b, split) != 0 || json_list_feed(&l, b + split, len - split) != 0 ||
+	    json_list_end(&l) != 0)
+		return -1;
+	return t->n == 1 ? 0 : -1;
+}
+
+/*
+ * Every byte of two nodes (every third, for time) turned into each byte that matters to the
+ * scanners: whenever the list is read, the facts read in place equal those read from a copy,
+ * and whenever the splitter refuses the list, json_node_facts refuses the node as well.
+ */
+static void t_spans_same(void)
+{
+	static const char *const names[] = { "etcd-6-escaped.json", "agent-3-tainted.json" };
+	static const char subst[] = { '"', '\\', '{', '}', '[', ']', ',', ':', 0x01, 'x', '1' };
+	static char node[sizeof item_buf];
+	struct node_facts f;
+	struct twice t;
+	int read = 0, refused = 0;
+
+	for (int k = 0; k < 2; k++) {
+		size_t n;
+		const char *s = fixture(names[k], &n);
+		for (size_t o = (size_t)k; o < n; o += 3) {
+			for (size_t c = 0; c < sizeof subst; c++) {
+				memcpy(node, s, n);
+				node[o] = subst[c];
+				if (list_twice(node, n, o % 2 ? 10 + o : 0, 0, &t) == 0) {
+					read++;
+					if (!check(t.same)) {
+						fprintf(stderr, "  %s, byte %zu made 0x%02x\n", names[k], o, subst[c]);
+						return;
+					}
+				} else if (t.n == 0) {
+					refused++;
+					if (!check(json_node_facts(node, n, &keys, &f) < 0)) {
+						fprintf(stderr, "  %s, byte %zu made 0x%02x\n", names[k], o, subst[c]);
+						return;
+					}
+				}
+			}
+		}
+	}
+	/* both kinds happened, and the unchanged nodes read the same both ways */
+	check(read > 1000 && refused > 1000);
+	for (int k = 0; k < 2; k++) {
+		size_t n;
+		const char *s = fixture(names[k], &n);
+		check(list_twice(s, n, 0, 0, &t) == 0 && t.r_in == 0 && t.same);
+	}
+}
+
+/*
+ * Malformed text inside managedFields, a member passed over: a bad string or bracket is refused
+ * by the splitter and by json_node_facts alike; what neither checks there (commas, colons,
+ * literals) is let through by both, and the node reads the same in place and from a copy.
+ */
+static void t_spans_refused(void)
+{
+	static const char *const bad[] = { "\"a\\qb\"", "\"a\x01\"", "{\"a\":[1}]", "\"\\u12g4\"", "[{]}", "\"\\", };
+	static const char *const lax[] = { "[1 2]", "{\"a\" 1}", "[,,]", "{\"a\":tru}", "{:}", "[\"]\", \"}\"]" };
+	static const char mf[] = "\"managedFields\":[";
+	static char node[sizeof item_buf];
+	struct node_facts f;
+	struct twice t;
+	size_t n, len;
+	const char *s = fixture("agent-5-bare.json", &n);
+	const char *at = strstr(s, mf);
+
+	if (!check(at != NULL))
+		return;
+	for (int lx = 0; lx < 2; lx++) {
+		for (size_t j = 0; j < 6; j++) {
+			const char *ins = lx ? lax[j] : bad[j];
+			size_t head = (size_t)(at - s) + sizeof mf - 1, k = strlen(ins);
+			memcpy(node, s, head);
+			memcpy(node + head, ins, k);
+			node[head + k] = ',';
+			memcpy(node + head + k + 1, s + head, n - head);
+			len = n + k + 1;
+			if (lx) {
+				check(json_node_facts(node, len, &keys, &f) == 0 && strcmp(f.name, "agent-5") == 0);
+				/*
+				 * The spans are for those bytes in that buffer while item() runs: a copy
+				 * with a control character inside "manager" (in managedFields) is refused
+				 * then, and so is the buffer itself, changed so, once item() returned.
+				 */
+				for (size_t split = 0; split < len; split += 997)
+					check(list_twice(node, len, split, head + k + 3, &t) == 0 && t.r_in == 0 &&
+					    t.same && memcmp(&t.in, &f, sizeof f) == 0 && t.r_poison < 0);
+				item_buf[head + k + 3] = 0x01;
+				check(json_node_facts(item_buf, len, &keys, &f) < 0);
+			} else {
+				check(json_node_facts(node, len, &keys, &f) < 0);
+				check(list_twice(node, len, 0, 0, &t) < 0 && t.n == 0);
+			}
+		}
+	}
+}
+
 static void t_scan_offsets(void)
 {
 	static const struct { const char *ins; int ok; } sp[] = {
@@ -1021,6 +1169,8 @@ static const struct test tests[] = {
 	{ "list_depth", t_list_depth },
 	{ "list_continue_limit", t_list_continue_limit },
 	{ "list_token_heavy", t_list_token_heavy },
+	{ "spans_same", t_spans_same },
+	{ "spans_refused", t_spans_refused },
 	{ "scan_offsets", t_scan_offsets },
 	{ "key_compare", t_key_compare },
 	{ "status", t_status },
