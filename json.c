@@ -2,7 +2,8 @@
  * Reading Kubernetes JSON without allocating, and writing small JSON documents.
  * json_list_feed cuts a NodeList body into its items as the bytes arrive, holding one item at a
  * time in the caller's buffer; json_node_facts walks one Node (jsmn tokenizes its taints and
- * conditions into a static token pool) and keeps only its facts; json_status reads a Status; json_buf writes escaped text.
+ * conditions into a static token pool when they are not plain objects of strings) and keeps
+ * only its facts; json_status reads a Status; json_buf writes escaped text.
  * Nothing here allocates, does I/O or decides anything about a node. Not reentrant: one pool.
  */
 #include <limits.h>
@@ -867,6 +868,143 @@ static int read_conditions(const struct doc *d, int a, struct node_facts *f)
 	return 0;
 }
 
+/* Walks the elements of an array with the full grammar. */
+struct elems {
+	const char *s;
+	size_t n, i;
+	int first;
+};
+
+/* Starts inside the array s[v->at..v->end); -1 if it is not one. */
+static int elems_open(struct elems *a, const char *s, const struct val *v)
+{
+	a->s = s;
+	a->n = v->end;
+	a->i = v->at + 1;
+	a->first = 1;
+	return s[v->at] == '[' ? 0 : -1;
+}
+
+/* 1 with a->i at the next element, 0 after the closing ']' (a->i just past it), -1 if malformed. */
+static int elems_next(struct elems *a)
+{
+	size_t i = skip_ws(a->s, a->n, a->i);
+
+	if (i < a->n && a->s[i] == ']') {
+		a->i = i + 1;
+		return 0;
+	}
+	if (!a->first) {
+		if (i == a->n || a->s[i] != ',')
+			return -1;
+		i = skip_ws(a->s, a->n, i + 1);
+	}
+	a->first = 0;
+	a->i = i;
+	return 1;
+}
+
+/*
+ * The object at s[*i], inside s[0..n), if every value in it is a string: the value bodies of
+ * names[j] in s[vs[j]..ve[j]) (vs[j] 0 when absent), *i just past it, *tokens counting what jsmn
+ * would use for it. Returns 1, or 0 for anything else (not an object, another value type, a name
+ * twice, malformed): then the caller asks jsmn, which decides those cases as it always has.
+ */
+static int flat_object(const char *s, size_t n, size_t *i, const struct name *names, int nn,
+    size_t *vs, size_t *ve, size_t *tokens)
+{
+	struct members m;
+	size_t k, ke, e;
+	int r, j;
+
+	for (j = 0; j < nn; j++)
+		vs[j] = ve[j] = 0;
+	if (members_open(&m, s, n, *i) < 0)
+		return 0;
+	++*tokens;
+	while ((r = members_key(&m, &k, &ke)) == 1) {
+		if (m.i >= n || s[m.i] != '"' || (e = skip_string(s, n, m.i)) == 0)
+			return 0;
+		*tokens += 2;
+		for (j = 0; j < nn; j++)
+			if (str_eq(s + k, ke - k, names[j].s, names[j].n))
+				break;
+		if (j < nn) {
+			if (vs[j])
+				return 0;
+			vs[j] = m.i + 1;
+			ve[j] = e - 1;
+		}
+		m.i = e;
+	}
+	*i = m.i;
+	return r == 0;
+}
+
+/*
+ * read_taints without jsmn, for taints as the API server writes them: objects whose values are
+ * all strings, within the pool's bound. Returns 1 with f set as read_taints sets it, or 0 having
+ * changed nothing: then jsmn reads them (every other case, refusals included, is decided there).
+ */
+static int flat_taints(const char *s, const struct val *v, struct node_facts *f)
+{
+	static const struct name names[] = { NAME("key") };
+	size_t vs[1], ve[1], tokens = 1;
+	struct elems a;
+	int r, count = 0, oos = -1;
+
+	if (v->end - v->at > INT_MAX || elems_open(&a, s, v) < 0)
+		return 0;
+	while ((r = elems_next(&a)) == 1) {
+		if (!flat_object(s, v->end, &a.i, names, 1, vs, ve, &tokens) || tokens > JSON_TOKENS)
+			return 0;
+		if (vs[0] && oos < 0 && str_eq(s + vs[0], ve[0] - vs[0], NODE_TAINT_KEY, sizeof NODE_TAINT_KEY - 1))
+			oos = count;
+		count++;
+	}
+	if (r < 0 || skip_ws(s, v->end, a.i) != v->end)
+		return 0;
+	f->has_taints = 1;
+	f->ntaints = count;
+	f->oos_taint = oos;
+	return 1;
+}
+
+/* read_conditions without jsmn, on the same terms as flat_taints. */
+static int flat_conditions(const char *s, const struct val *v, struct node_facts *f)
+{
+	static const struct name names[] = { NAME("type"), NAME("status"), NAME("lastTransitionTime") };
+	size_t vs[3], ve[3], tokens = 1;
+	struct elems a;
+	int r, found = 0, ready = NODE_READY_NONE, len;
+	int64_t since = -1;
+	char when[64];
+
+	if (v->end - v->at > INT_MAX || elems_open(&a, s, v) < 0)
+		return 0;
+	while ((r = elems_next(&a)) == 1) {
+		if (!flat_object(s, v->end, &a.i, names, 3, vs, ve, &tokens) || tokens > JSON_TOKENS)
+			return 0;
+		if (!vs[0] || !str_eq(s + vs[0], ve[0] - vs[0], "Ready", 5))
+			continue;
+		if (found++ || !vs[1])
+			return 0;
+		if (str_eq(s + vs[1], ve[1] - vs[1], "True", 4))
+			ready = NODE_READY_TRUE;
+		else if (str_eq(s + vs[1], ve[1] - vs[1], "False", 5))
+			ready = NODE_READY_FALSE;
+		else if (str_eq(s + vs[1], ve[1] - vs[1], "Unknown", 7))
+			ready = NODE_READY_UNKNOWN;
+		len = vs[2] ? str_copy(s + vs[2], ve[2] - vs[2], when, sizeof when) : -1;
+		since = len > 0 ? rfc3339(when, (size_t)len) : -1;
+	}
+	if (r < 0 || skip_ws(s, v->end, a.i) != v->end)
+		return 0;
+	f->ready = ready;
+	f->ready_since = since;
+	return 1;
+}
+
 /* Tokenizes the found value v, which must be of type want. */
 static int read_val(const char *s, const struct val *v, jsmntype_t want, struct doc *d)
 {
@@ -878,8 +1016,9 @@ static int read_val(const char *s, const struct val *v, jsmntype_t want, struct 
  * metadata, spec and status with the full grammar and passes over every other value
  * (managedFields, images: most of a node's bytes) with the bracket scanner, or, for the item
  * the list splitter is handing to item(), by the ends it noted while scanning it; labels and
- * annotations are walked by the member scanner too, jsmn tokenizes only taints and conditions,
- * and the pool's bound holds for all four (str_member counts), not for the node.
+ * annotations are walked by the member scanner too, and so are taints and conditions made of
+ * objects of strings (flat_taints, flat_conditions); jsmn tokenizes any other taints or
+ * conditions. The pool's bound holds for all four (str_member and flat_object count), not the node.
  */
 int json_node_facts(const char *obj, size_t len, const struct json_keys *k, struct node_facts *f)
 {
@@ -923,11 +1062,13 @@ int json_node_facts(const char *obj, size_t len, const struct json_keys *k, stru
 		return -1;
 	if ((t = kind(obj, &tv[1])) != 0 && t != '{')
 		return -1;
-	if (t && kind(obj, &sv[0]) && (read_val(obj, &sv[0], JSMN_ARRAY, &d) < 0 || read_taints(&d, 0, f) < 0))
+	if (t && kind(obj, &sv[0]) && !flat_taints(obj, &sv[0], f) &&
+	    (read_val(obj, &sv[0], JSMN_ARRAY, &d) < 0 || read_taints(&d, 0, f) < 0))
 		return -1;
 	if ((t = kind(obj, &tv[2])) != 0 && t != '{')
 		return -1;
-	if (t && kind(obj, &cv[0]) && (read_val(obj, &cv[0], JSMN_ARRAY, &d) < 0 || read_conditions(&d, 0, f) < 0))
+	if (t && kind(obj, &cv[0]) && !flat_conditions(obj, &cv[0], f) &&
+	    (read_val(obj, &cv[0], JSMN_ARRAY, &d) < 0 || read_conditions(&d, 0, f) < 0))
 		return -1;
 	return 0;
 }

@@ -1073,6 +1073,59 @@ static void t_spans_refused(void)
 	}
 }
 
+/* A node whose conditions are the Ready one, k {"a":V} and e {}; its taints the same shape. */
+static size_t conditions_node(char *b, size_t cap, int k, int e, const char *v)
+{
+	static const char ready[] = "{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"2026-11-30T03:02:35Z\"}";
+	size_t len = (size_t)snprintf(b, cap, "{" META "},\"spec\":{\"taints\":[{\"key\":\"%s\"}]},"
+	    "\"status\":{\"conditions\":[%s", "node.kubernetes.io/out-of-service", ready);
+	for (int i = 0; i < k; i++)
+		len += (size_t)snprintf(b + len, cap - len, ",{\"a\":%s}", v);
+	for (int i = 0; i < e; i++)
+		len += (size_t)snprintf(b + len, cap - len, ",{}");
+	len += (size_t)snprintf(b + len, cap - len, "]}}");
+	return len;
+}
+
+/*
+ * Taints and conditions as the API server writes them (objects of strings) are read without
+ * jsmn; anything else is still read by jsmn. Both give the same facts and refuse at the same
+ * bound (JSON_TOKENS: 1 for the array, 1 an object, 2 a member); what jsmn let through (a
+ * missing comma between elements) it still lets through, and what it refused it still refuses.
+ */
+static void t_flat_same(void)
+{
+	static char b[200000];
+	static const char *const vals[] = { "\"b\"", "1" }; /* a string, and a value only jsmn reads */
+	struct node_facts f, g;
+	int k = (JSON_TOKENS - 1 - 7 - 2) / 3, e = JSON_TOKENS - 1 - 7 - 3 * k;
+	size_t n;
+
+	for (int j = 0; j < 2; j++) {
+		n = conditions_node(b, sizeof b, k, e, vals[j]);
+		check(n < sizeof b - 1 && json_node_facts(b, n, &keys, &f) == 0);
+		check(f.ready == NODE_READY_TRUE && f.ready_since == 1796007755 && f.has_taints && f.ntaints == 1 &&
+		    f.oos_taint == 0);
+		if (j)
+			check(memcmp(&f, &g, sizeof f) == 0);
+		g = f;
+		n = conditions_node(b, sizeof b, k, e + 1, vals[j]);
+		check(json_node_facts(b, n, &keys, &f) == -1 && strcmp(f.name, "n") == 0);
+	}
+	check(facts_str("{" META "},\"status\":{\"conditions\":[{\"type\":\"True\"} {\"type\":\"Ready\",\"status\":\"False\"}]}}", &f) == 0 &&
+	    f.ready == NODE_READY_FALSE && f.ready_since == -1);
+	check(facts_str("{" META "},\"status\":{\"conditions\":[{\"type\":\"Ready\" \"status\":\"False\"}]}}", &f) == -1);
+	check(facts_str("{" META "},\"spec\":{\"taints\":[{\"key\":\"x\"} {\"key\":\"node.kubernetes.io/out-of-service\"}]}}",
+	    &f) == 0 && f.ntaints == 2 && f.oos_taint == 1);
+	/* and what it refused stays refused: a name twice, two Ready, Ready without a status, not objects */
+	check(facts_str("{" META "},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"type\":\"Ready\"}]}}", &f) == -1);
+	check(facts_str("{" META "},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},{\"type\":\"Ready\",\"status\":\"True\"}]}}", &f) == -1);
+	check(facts_str("{" META "},\"status\":{\"conditions\":[{\"type\":\"Ready\"}]}}", &f) == -1);
+	check(facts_str("{" META "},\"status\":{\"conditions\":[\"Ready\"]}}", &f) == -1);
+	check(facts_str("{" META "},\"spec\":{\"taints\":[{\"key\":\"a\",\"key\":\"b\"}]}}", &f) == -1);
+	check(facts_str("{" META "},\"spec\":{\"taints\":{\"key\":\"a\"}}}", &f) == -1);
+}
+
 static void t_scan_offsets(void)
 {
 	static const struct { const char *ins; int ok; } sp[] = {
@@ -1169,6 +1222,7 @@ static const struct test tests[] = {
 	{ "list_depth", t_list_depth },
 	{ "list_continue_limit", t_list_continue_limit },
 	{ "list_token_heavy", t_list_token_heavy },
+	{ "flat_same", t_flat_same },
 	{ "spans_same", t_spans_same },
 	{ "spans_refused", t_spans_refused },
 	{ "scan_offsets", t_scan_offsets },
