@@ -5,7 +5,7 @@
 #define TEXT_H
 
 #include <stdint.h>
-#include <stdio.h>
+#include <string.h>
 
 /* The value of a hexadecimal digit, or -1 when c is not one. */
 static inline int text_hexval(int c)
@@ -17,6 +17,15 @@ static inline int text_hexval(int c)
 	if (c >= 'A' && c <= 'F')
 		return c - 'A' + 10;
 	return -1;
+}
+
+/* Writes v as n decimal digits, zero-padded (the top digits dropped if v is wider). */
+static inline void text_digits(char *p, unsigned v, int n)
+{
+	while (n-- > 0) {
+		p[n] = (char)('0' + v % 10);
+		v /= 10;
+	}
 }
 
 /*
@@ -42,10 +51,15 @@ static inline void text_time(char *out, int64_t t)
 	unsigned mp = (5 * doy + 2) / 153;
 	unsigned day = doy - (153 * mp + 2) / 5 + 1;
 	unsigned month = mp < 10 ? mp + 3 : mp - 9;
-	long long year = (long long)yoe + era * 400 + (month <= 2);
+	int64_t year = (int64_t)yoe + era * 400 + (month <= 2);
 
-	snprintf(out, TEXT_TIME_LEN + 1, "%04lld-%02u-%02uT%02u:%02u:%02uZ", year, month, day,
-	    (unsigned)(secs / 3600), (unsigned)(secs / 60 % 60), (unsigned)(secs % 60));
+	memcpy(out, "0000-00-00T00:00:00Z", TEXT_TIME_LEN + 1);
+	text_digits(out, year < 0 ? 0 : year > 9999 ? 9999 : (unsigned)year, 4);
+	text_digits(out + 5, month, 2);
+	text_digits(out + 8, day, 2);
+	text_digits(out + 11, (unsigned)(secs / 3600), 2);
+	text_digits(out + 14, (unsigned)(secs / 60 % 60), 2);
+	text_digits(out + 17, (unsigned)(secs % 60), 2);
 }
 
 #endif
