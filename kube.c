@@ -315,6 +315,7 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t c
 	char cont[JSON_CONTINUE_MAX + 1] = "";
 	char chunk[READ_CHUNK];
 	int restarted = 0;
+	long pages = 0;
 
 	for (;;) {
 		struct http_response r;
@@ -359,6 +360,12 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t c
 			return fail(k, "reading the node list: %s", l.err);
 		if (!l.cont[0])
 			return KUBE_OK;
+		/* A server that hands back the token it was given, or pages without end, would
+		 * hold the pass forever: a list is never longer than KUBE_PAGES_MAX pages. */
+		if (strcmp(cont, l.cont) == 0)
+			return fail(k, "reading the node list: the server gave the same continue token again");
+		if (++pages >= KUBE_PAGES_MAX)
+			return fail(k, "reading the node list: more than %d pages", KUBE_PAGES_MAX);
 		memcpy(cont, l.cont, sizeof cont);
 	}
 }

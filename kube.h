@@ -46,6 +46,7 @@ typedef void (*kube_restart_fn)(void *ctx);
 #define KUBE_TOKEN_REREAD 60    /* seconds: the kubelet rotates projected tokens */
 #define KUBE_RETRIES 2          /* attempts after the first, for 5xx, 429 and dropped connections */
 #define KUBE_RETRY_AFTER_MAX 60 /* longest Retry-After honoured, seconds */
+#define KUBE_PAGES_MAX 100000   /* pages of one list: 50 million nodes at the default limit */
 
 struct kube {
 	struct http_conn http;            /* large: keep struct kube static */

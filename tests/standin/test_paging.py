@@ -3,7 +3,7 @@ import json
 import unittest
 
 import fixtures
-from apiserver import Fault
+from apiserver import Fault, Reply
 from harness import Case, ready, uk
 
 
@@ -77,6 +77,21 @@ class Paging(Case):
         self.assertRc(r, 1)
         self.assertNoActions(r)
         self.assertLog(r, "failed")
+
+    def test_a_continue_token_handed_back_unchanged_fails_the_pass(self):
+        # A broken or hostile server that answers every follow-up page with the token it was
+        # sent would otherwise keep the pass listing forever.
+        self.server(many())
+
+        def same_token_again(req):
+            return Reply(200, {"kind": "NodeList", "apiVersion": "v1",
+                               "metadata": {"continue": req.qdict()["continue"]}, "items": []})
+        self.srv.on(same_token_again, times=None, list_only=True, follow_up=True)
+        r = self.once(page_size=4)
+        self.assertRc(r, 1)
+        self.assertLessEqual(len(self.lists()), 3, self.ctx(r))
+        self.assertIn("same continue token", r.stderr, self.ctx(r))
+        self.assertNoActions(r)
 
     def test_keep_alive_reused_across_pages_and_actions(self):
         self.server(many(stale=("agent-10", "agent-11")))
