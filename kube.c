@@ -316,6 +316,7 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t c
 	char chunk[READ_CHUNK];
 	int restarted = 0;
 	long pages = 0;
+	time_t deadline = time(NULL) + KUBE_LIST_SECONDS;
 
 	for (;;) {
 		struct http_response r;
@@ -345,6 +346,12 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t c
 		json_list_init(&l, buf, cap, node, ctx);
 		while ((got = http_read(&k->http, chunk, sizeof chunk)) > 0) {
 			int v = json_list_feed(&l, chunk, (size_t)got);
+			/* A server that trickles bytes, or streams a list without end, never trips
+			 * the read timeout: the whole list has a deadline of its own. */
+			if (v == 0 && time(NULL) > deadline) {
+				http_close(&k->http);
+				return fail(k, "reading the node list: not done after %ds", KUBE_LIST_SECONDS);
+			}
 			if (v != 0) {
 				http_close(&k->http);
 				if (v < 0)

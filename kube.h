@@ -47,6 +47,7 @@ typedef void (*kube_restart_fn)(void *ctx);
 #define KUBE_RETRIES 2          /* attempts after the first, for 5xx, 429 and dropped connections */
 #define KUBE_RETRY_AFTER_MAX 60 /* longest Retry-After honoured, seconds */
 #define KUBE_PAGES_MAX 100000   /* pages of one list: 50 million nodes at the default limit */
+#define KUBE_LIST_SECONDS 600   /* longest a whole list may take to read */
 
 struct kube {
 	struct http_conn http;            /* large: keep struct kube static */
