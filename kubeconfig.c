@@ -19,6 +19,8 @@
 
 #define JSMN_STATIC
 #define JSMN_STRICT
+/* Without parent links jsmn walks back over every token at each ',' and '}': 1 MiB took 40 s. */
+#define JSMN_PARENT_LINKS
 #include <jsmn.h>
 
 #include "kubeconfig.h"

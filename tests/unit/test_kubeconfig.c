@@ -5,6 +5,7 @@
  */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -527,6 +528,35 @@ static void t_too_big(void)
 	free(big);
 }
 
+/*
+ * A JSON kubeconfig near the size limit made of many small values is read in linear time:
+ * jsmn without parent links walked back over every token at each ',' and '}' (40 s for 1 MiB).
+ */
+static void t_json_linear_time(void)
+{
+	static const char *const unit[] = { "{},", "\"a\":1," };
+	struct kube_target t;
+	size_t cap = KUBECONFIG_MAX - 16;
+	char *s = malloc(cap + 16);
+
+	for (int u = 0; u < 2; u++) {
+		size_t ul = strlen(unit[u]), n = 0;
+		n += (size_t)sprintf(s, u ? "{" : "{\"a\":[");
+		while (n + ul + 4 < cap) {
+			memcpy(s + n, unit[u], ul);
+			n += ul;
+		}
+		n--;  /* the last comma */
+		n += (size_t)sprintf(s + n, u ? "}" : "]}");
+		clock_t t0 = clock();
+		check(kubeconfig_parse(s, n, ".", "many.json", &t, err, sizeof err) == -1);
+		check(strstr(err, "clusters") != NULL || strstr(err, "context") != NULL);
+		check((double)(clock() - t0) / CLOCKS_PER_SEC < 5.0);
+		kube_target_free(&t);
+	}
+	free(s);
+}
+
 static void t_load_errors(void)
 {
 	struct kube_target t;
@@ -614,6 +644,7 @@ static const struct test tests[] = {
 	{ "refused_json", t_refused_json },
 	{ "truncated", t_truncated },
 	{ "too_big", t_too_big },
+	{ "json_linear_time", t_json_linear_time },
 	{ "load_errors", t_load_errors },
 	{ "base64", t_base64 },
 	{ "mangled", t_mangled },
