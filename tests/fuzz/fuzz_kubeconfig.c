@@ -1,0 +1,61 @@
+/*
+ * Fuzz target for kubeconfig.c: the input as a kubeconfig (YAML or JSON), with file names
+ * taken relative to a directory that does not exist, and as base64 for the decoder.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kubeconfig.h"
+
+static void bug(const char *what)
+{
+	fprintf(stderr, "fuzz_kubeconfig: %s\n", what);
+	abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct kube_target t;
+	char err[256];
+	/* exactly size bytes, no NUL after them: the parser must keep to len */
+	char *text = malloc(size ? size : 1);
+	memcpy(text, data, size);
+
+	int r = kubeconfig_parse(text, size, "/nonexistent", "fuzz", &t, err, sizeof err);
+	if (!memchr(err, 0, sizeof err))
+		bug("err not terminated");
+	if (r < 0 && err[0] == 0)
+		bug("failed without a reason");
+	if (r == 0) {
+		if (!memchr(t.server, 0, sizeof t.server) || !memchr(t.tls_server_name, 0, sizeof t.tls_server_name) ||
+		    !memchr(t.token_file, 0, sizeof t.token_file) || !memchr(t.source, 0, sizeof t.source))
+			bug("a target string is not terminated");
+		if (!t.ca_pem && t.ca_len)
+			bug("ca_len without ca_pem");
+		if (t.token)
+			(void)strlen(t.token);
+		kube_target_free(&t);
+	} else if (t.ca_pem || t.token || t.cert_pem || t.key_pem) {
+		bug("a failed parse left buffers in the target");
+	}
+
+	size_t cap = size / 4 * 3 + 3, outlen = 0, again = 0;
+	unsigned char *out = malloc(cap);
+	if (kubeconfig_base64_decode(text, size, out, cap, &outlen) == 0) {
+		if (outlen > cap)
+			bug("base64 outlen beyond cap");
+		unsigned char *exact = malloc(outlen ? outlen : 1);
+		if (kubeconfig_base64_decode(text, size, exact, outlen, &again) != 0 || again != outlen ||
+		    memcmp(exact, out, outlen) != 0)
+			bug("base64 decode differs with an exact buffer");
+		if (outlen > 0 && kubeconfig_base64_decode(text, size, exact, outlen - 1, &again) == 0)
+			bug("base64 decode fitted in a buffer too small");
+		free(exact);
+	}
+	free(out);
+	free(text);
+	return 0;
+}
