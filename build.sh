@@ -128,6 +128,7 @@ test_all() {
 	build
 	build_asan
 	suite unit status unit unit
+	suite fuzz-replay status fuzz-replay sh tests/fuzz/replay.sh
 	suite standin status standin sh tests/standin/run.sh $B/noderecover
 	suite standin-asan status standin-asan sh tests/standin/run.sh $B/noderecover-asan
 	if [ "${NODERECOVER_SKIP_E2E:-}" = 1 ]; then

@@ -1100,8 +1100,8 @@ int json_status(const char *body, size_t len, char *reason, size_t rlen, char *m
 }
 
 /*
- * The list splitter. Outside the items it follows the grammar byte by byte (the envelope is
- * a few hundred bytes); inside an item, or a value it skips, it only tracks strings, escapes
+ * The list splitter. Outside the items it follows the grammar of objects and arrays byte by
+ * byte (the envelope is a few hundred bytes; its bare literals are scanned, not validated); inside an item, or a value it skips, it only tracks strings, escapes
  * and brackets, in tight loops, and copies the item's bytes a run at a time.
  */
 enum {

@@ -46,8 +46,10 @@ int json_node_facts(const char *obj, size_t len, const struct json_keys *k, stru
  * obj == NULL and len = its whole size. Elements must be objects.
  * metadata.continue is kept in cont, unescaped ("" when absent); one longer than
  * JSON_CONTINUE_MAX bytes is an error. The list's metadata may come before or after items.
- * Strings, escapes and brackets are checked everywhere; the grammar is checked outside the
- * items (each item is checked when json_node_facts reads it). Nesting is bounded at 64.
+ * Strings, escapes and brackets are checked everywhere; the grammar of objects and arrays is
+ * checked outside the items (each item is checked when json_node_facts reads it), but a bare
+ * number, true, false or null there is only scanned to its end, not validated: nothing in the
+ * envelope but "items" and "continue" is used. Nesting is bounded at 64.
  * json_node_facts, called from item() on exactly (obj, len) unchanged, passes over the item's
  * nested members by where the splitter saw them end instead of scanning them again.
  * Memory: the struct (about 5.3 KB) and the caller's buffer; nothing else.

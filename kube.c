@@ -66,7 +66,7 @@ static int load_token(struct kube *k, int force)
 		return 0;
 	if ((r = kubeconfig_read_file(k->t->token_file, KUBE_TOKEN_MAX - 1, &tok, &n)) < 0) {
 		fail(k, "cannot read token file %.256s: %s", k->t->token_file,
-		    r == -2 ? "too large for a token" : strerror(errno));
+		    r == -2 ? "too large for a token" : kubeconfig_why(r));
 		return -1;
 	}
 	while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ' || tok[n - 1] == '\t'))

@@ -859,18 +859,33 @@ int kubeconfig_base64_decode(const char *in, size_t inlen, unsigned char *out, s
 	return 0;
 }
 
-/* Reads at most max bytes of path into a fresh NUL-terminated buffer; -1 with errno, or -2 when larger than max. */
+const char *kubeconfig_why(int r)
+{
+	return r == -3 ? "not a regular file" : r == -2 ? "larger than the limit" : strerror(errno);
+}
+
+/* Reads at most max bytes of path into a fresh NUL-terminated buffer; -1 with errno, -2 when larger than max, -3 when not a regular file. */
 int kubeconfig_read_file(const char *path, size_t max, char **out, size_t *outlen)
 {
 	struct stat st;
 	size_t n = 0;
 	char *b;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO or a terminal named as a token or certificate must not hang the
+	 * start-up in open(); such a file is refused below. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
 		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		if (!S_ISDIR(st.st_mode))
+			return -3;
 		errno = EISDIR;
 		return -1;
 	}
@@ -1020,7 +1035,7 @@ static int load_pem(struct kc *k, int m, const char *what, const char *datakey,
 			    shown(path, sb, sizeof sb), KUBECONFIG_MAX);
 		if (r < 0)
 			return fail(k, line, "%s: cannot read %s %s: %s", what, pathkey,
-			    shown(path, sb, sizeof sb), strerror(errno));
+			    shown(path, sb, sizeof sb), kubeconfig_why(r));
 		if (!pem_whole(*out, *outlen))
 			return fail(k, line, "%s: %s %s does not hold a whole PEM block",
 			    what, pathkey, shown(path, sb, sizeof sb));
@@ -1181,7 +1196,7 @@ static int read_user(struct kc *k, int u, const char *name, struct kube_target *
 			    shown(t->token_file, sb, sizeof sb), KC_TOKEN_FILE_MAX);
 		if (r < 0)
 			return fail(k, line, "%s: cannot read tokenFile %s: %s", what,
-			    shown(t->token_file, sb, sizeof sb), strerror(errno));
+			    shown(t->token_file, sb, sizeof sb), kubeconfig_why(r));
 		explicit_bzero(b, n);
 		free(b);
 		if (n == 0)
@@ -1303,7 +1318,7 @@ int kubeconfig_load(const char *path, struct kube_target *t, char *err, size_t e
 	}
 	if (r < 0) {
 		if (errlen)
-			snprintf(err, errlen, "kubeconfig %s: cannot read it: %s", path, strerror(errno));
+			snprintf(err, errlen, "kubeconfig %s: cannot read it: %s", path, kubeconfig_why(r));
 		return -1;
 	}
 	r = kubeconfig_parse(text, len, dir, path, t, err, errlen);

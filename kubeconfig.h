@@ -45,8 +45,11 @@ int kubeconfig_base64_decode(const char *in, size_t inlen, unsigned char *out, s
 /*
  * Reads a whole small file (at most max bytes) into a new NUL-terminated buffer for the caller
  * to free. Returns 0; -1 with errno set; -2 when the file is larger than max (then nothing is
- * kept). Shared by everything that reads a certificate, key, token or kubeconfig.
+ * kept); -3 when it is not a regular file (a FIFO or a device would block or never end).
+ * Shared by everything that reads a certificate, key, token or kubeconfig.
  */
 int kubeconfig_read_file(const char *path, size_t max, char **out, size_t *outlen);
+/* Words for what kubeconfig_read_file returned (-1: errno's, -2, -3). */
+const char *kubeconfig_why(int r);
 
 #endif

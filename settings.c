@@ -228,7 +228,7 @@ static int read_into(const char *what, const char *path, char **out, size_t *len
 
 	if (r < 0)
 		snprintf(err, errlen, "cannot read %s %.256s: %s", what, path,
-		    r == -2 ? "larger than 1 MiB" : strerror(errno));
+		    r == -2 ? "larger than 1 MiB" : kubeconfig_why(r));
 	return r < 0 ? -1 : 0;
 }
 

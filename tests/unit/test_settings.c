@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "check.h"
 #include "../../settings.h"
 
@@ -181,6 +182,15 @@ static void t_explicit_target(void)
 	check(parse(&s, NULL, ARGS("--taint-after", "60", "--server", "http://h", "--ca-file", ca, "--token-file", tok)) == 0);
 	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "https"));
 	check(strstr(err, "s3cr3t") == NULL);
+
+	/* A FIFO or a device named as a token or CA would block start-up or never end: refused. */
+	char fifo[600];
+	snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+	check(mkfifo(fifo, 0600) == 0);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--server", "https://h", "--ca-file", ca, "--token-file", fifo)) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "not a regular file"));
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--server", "https://h", "--ca-file", "/dev/zero", "--token-file", tok)) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "not a regular file"));
 }
 
 /* In a pod without a self node, none is guessed: the pod's host name is not its node's. */
