@@ -1,5 +1,5 @@
 #!/bin/sh
-# build.sh [build|test|unit|standin|e2e|demo|bench|clean]
+# build.sh [build|test|demo|bench|unit|standin|e2e|asan|clean]
 # Installs what the build needs (Debian 12, as root), builds BearSSL 0.6 from Debian's source
 # package with musl, and links build/noderecover static. See README.md.
 set -eu
