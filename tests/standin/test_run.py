@@ -34,6 +34,23 @@ class RunMode(Case):
         ok = self.srv.wait_for(lambda: len(self.srv.reqs(list_only=True)) >= k, timeout)
         self.assertTrue(ok, "only %d lists within %ss" % (len(self.srv.reqs(list_only=True)), timeout))
 
+    def test_token_file_reread_within_a_minute_without_a_401(self):
+        # The kubelet rotates a projected token well before the old one expires, so the file
+        # must be read again on a clock, not only after a 401. Only the client's file changes
+        # here: the server keeps accepting the old token, so no 401 can be what prompts it.
+        self.server([ready("node-a")])
+        p, errp = self.start_run(extra=["--poll", "1"])
+        self.wait_lists(1, 10)
+        self.write_token("rotated-by-the-kubelet")
+        ok = self.srv.wait_for(lambda: any(q.header("Authorization") == "Bearer rotated-by-the-kubelet"
+                                           for q in self.srv.reqs()), 75)
+        r = self.stop_run(p, errp)
+        self.assertTrue(ok, "the rotated token was not used within 75 s\n" + self.ctx(r))
+        first_new = next(i for i, q in enumerate(self.srv.reqs())
+                         if q.header("Authorization") == "Bearer rotated-by-the-kubelet")
+        self.assertNotIn(401, [q.status for q in self.srv.reqs()[:first_new]], self.ctx(r))
+        self.assertNotIn("rotated-by-the-kubelet", r.stderr)
+
     def test_exits_0_on_sigterm(self):
         self.server(cluster())
         p, err = self.start_run(extra=["--poll", "1"])
