@@ -51,10 +51,18 @@ int kube_name_ok(const char *name)
 	return 1;
 }
 
-/*
- * A bearer token is printable ASCII without spaces; anything else would let a file bend the
- * request's headers. Reads the file again when it is older than KUBE_TOKEN_REREAD or force.
- */
+/* A bearer token is printable ASCII without spaces; anything else would let it bend the request's headers. */
+static int token_ok(const char *tok, size_t n)
+{
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (tok[i] < 0x21 || tok[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* Reads the token file again when it is older than KUBE_TOKEN_REREAD, or when forced. */
 static int load_token(struct kube *k, int force)
 {
 	time_t now = time(NULL);
@@ -71,17 +79,11 @@ static int load_token(struct kube *k, int force)
 	}
 	while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ' || tok[n - 1] == '\t'))
 		n--;
-	for (size_t i = 0; i < n; i++) {
-		if (tok[i] < 0x21 || tok[i] > 0x7e) {
-			memset(tok, 0, n);
-			free(tok);
-			fail(k, "token file %.256s holds a character a bearer token cannot have", k->t->token_file);
-			return -1;
-		}
-	}
-	if (n == 0) {
+	if (!token_ok(tok, n)) {
+		memset(tok, 0, n);
 		free(tok);
-		fail(k, "token file %.256s is empty", k->t->token_file);
+		fail(k, "token file %.256s is empty or holds a character a bearer token cannot have",
+		    k->t->token_file);
 		return -1;
 	}
 	memcpy(k->token, tok, n);
@@ -154,15 +156,9 @@ int kube_init(struct kube *k, const struct kube_target *t, volatile const int *s
 	}
 	if (t->token) {
 		size_t n = strlen(t->token);
-		if (n == 0 || n >= sizeof k->token) {
-			snprintf(err, errlen, "the kubeconfig's token is empty or too long");
+		if (n >= sizeof k->token || !token_ok(t->token, n)) {
+			snprintf(err, errlen, "the kubeconfig's token is empty, too long, or holds a character a bearer token cannot have");
 			return -1;
-		}
-		for (size_t i = 0; i < n; i++) {
-			if (t->token[i] < 0x21 || t->token[i] > 0x7e) {
-				snprintf(err, errlen, "the kubeconfig's token holds a character a bearer token cannot have");
-				return -1;
-			}
 		}
 		memcpy(k->token, t->token, n + 1);
 	} else if (load_token(k, 1) < 0) {

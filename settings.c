@@ -232,25 +232,6 @@ static int read_into(const char *what, const char *path, char **out, size_t *len
 	return r < 0 ? -1 : 0;
 }
 
-/* A token file must be readable and hold a token now, or nothing would ever work. */
-static int token_readable(const char *path, char *err, size_t errlen)
-{
-	char *tok;
-	size_t n;
-
-	if (read_into("token file", path, &tok, &n, err, errlen) < 0)
-		return -1;
-	while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' '))
-		n--;
-	memset(tok, 0, n);
-	free(tok);
-	if (n == 0) {
-		snprintf(err, errlen, "token file %.256s is empty", path);
-		return -1;
-	}
-	return 0;
-}
-
 static int explicit_target(const struct settings *s, struct kube_target *t, char *err, size_t errlen)
 {
 	if (copy(t->server, sizeof t->server, s->server) < 0)
@@ -304,8 +285,6 @@ int settings_target(const struct settings *s, settings_env_fn env, struct kube_t
 		r = fail(err, errlen, "--tls-server-name is too long");
 	if (r == 0 && strncmp(t->server, "https://", 8) != 0)
 		r = fail(err, errlen, "server '%.128s' is not an https:// URL: noderecover only talks TLS", t->server);
-	if (r == 0 && t->token_file[0])
-		r = token_readable(t->token_file, err, errlen);
 	if (r < 0)
 		kube_target_free(t);
 	return r;

@@ -40,8 +40,8 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
     size_t errlen);
 
 /*
- * Finds the cluster and reads its CA and credentials into *t (checking that the token file
- * is readable now). Returns 0, or -1 with one line in err.
+ * Finds the cluster and reads its CA and credentials into *t (the token file is read, and
+ * checked, by kube_init). Returns 0, or -1 with one line in err.
  */
 int settings_target(const struct settings *s, settings_env_fn env, struct kube_target *t,
     char *err, size_t errlen);

@@ -61,6 +61,15 @@ class Refusal(Case):
         os.unlink(self.token_path)
         self.refused(("token",))
 
+    def test_empty_token_file(self):
+        self.write_token("\n")
+        self.refused(("token",))
+
+    def test_token_that_would_bend_the_headers(self):
+        # A token with a line break would add headers of the file's choosing to every request.
+        self.write_token("abc\r\nX-Injected: 1")
+        self.refused(("token",))
+
     def test_unreadable_ca_file(self):
         argv = self.args()
         argv[argv.index("--ca-file") + 1] = os.path.join(self.tmp, "missing-ca.crt")
