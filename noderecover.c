@@ -137,6 +137,49 @@ static void say_refusal(const struct kept *k, const struct policy_summary *sum)
 	}
 }
 
+static int64_t mono_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec;
+}
+
+/* The storm guard's limit as a person set it, for log lines. */
+static const char *limit_text(const struct settings *s, char *out, size_t n)
+{
+	if (s->max_unknown)
+		snprintf(out, n, "%ld", s->max_unknown);
+	else
+		snprintf(out, n, "%d%%", s->max_unknown_percent);
+	return out;
+}
+
+/* One line for each change of the storm guard, none while it stays as it was. */
+static void say_storm(enum policy_storm_change c, const struct policy_summary *sum, long limit,
+    const struct settings *s)
+{
+	char lim[32];
+
+	limit_text(s, lim, sizeof lim);
+	switch (c) {
+	case POLICY_STORM_ENGAGES:
+		say("Storm guard engaged: %ld of %ld nodes are Unknown, more than the limit of %ld (--max-unknown %s); no new taint and no delete until at most %ld are and %llds have passed, clears go on",
+		    sum->unknown, sum->nodes, limit, lim, limit, (long long)s->storm_cooldown);
+		break;
+	case POLICY_STORM_COOLS:
+		say("Storm guard cooling down: %ld of %ld nodes are Unknown, within the limit of %ld; new taints and deletes stay held for %llds",
+		    sum->unknown, sum->nodes, limit, (long long)s->storm_cooldown);
+		break;
+	case POLICY_STORM_LIFTS:
+		say("Storm guard lifted: %ld of %ld nodes are Unknown, within the limit of %ld; taints and deletes resume",
+		    sum->unknown, sum->nodes, limit);
+		break;
+	case POLICY_STORM_SAME:
+		break;
+	}
+}
+
 /* Does one decided action; returns -1 when it failed the pass, else 0. */
 static int act(struct kube *kc, const struct settings *s, const struct kept *k, time_t now)
 {
@@ -179,11 +222,16 @@ static int act(struct kube *kc, const struct settings *s, const struct kept *k, 
 	return -1;
 }
 
-/* One pass: read every node, then act. Returns 0 when all went well, -1 when the pass failed. */
-static int pass(struct kube *kc, const struct settings *s)
+/*
+ * One pass: read every node, then act. storm: the guard's state, carried from pass to pass.
+ * Returns 0 when all went well, -1 when the pass failed or held an action back.
+ */
+static int pass(struct kube *kc, const struct settings *s, struct policy_storm *storm)
 {
 	static struct pass p;
-	int failed;
+	struct policy_limit lim = { s->max_unknown, s->max_unknown_percent };
+	long limit;
+	int failed, held = 0;
 
 	p.keys = (struct node_keys){ s->prune_label, s->annotation };
 	p.rules = (struct policy_settings){ s->taint_after, s->prune_after, s->self_node };
@@ -196,9 +244,14 @@ static int pass(struct kube *kc, const struct settings *s)
 		return -1;
 	}
 	failed = p.unreadable > 0;
+	/* Every Unknown node counts, our own and those not yet past the threshold: the guard
+	 * asks whether the cluster or the watcher's view of it is broken, not which node is. */
+	limit = policy_unknown_limit(&lim, p.sum.nodes);
+	say_storm(policy_storm_step(storm, p.sum.unknown, limit, s->storm_cooldown, mono_seconds()), &p.sum, limit, s);
 	for (int i = 0; i < p.nkept && !stop; i++) {
 		struct kept *k = &p.kept[i];
-		policy_resolve(&k->v, &p.sum);
+		policy_resolve(&k->v, &p.sum, policy_storm_holds(storm));
+		held += k->v.held != POLICY_NONE;
 		if (k->v.refusal != POLICY_ALLOWED) {
 			say_refusal(k, &p.sum);
 			failed = 1;
@@ -210,7 +263,7 @@ static int pass(struct kube *kc, const struct settings *s)
 		say("%d more nodes need action than the %d one pass handles; they are next pass", p.overflow, KEEP_MAX);
 		failed = 1;
 	}
-	return failed ? -1 : 0;
+	return failed || held ? -1 : 0;
 }
 
 static const char usage[] =
@@ -232,7 +285,11 @@ static const char usage[] =
     "  --kubeconfig FILE        KUBECONFIG\n"
     "  --server URL --ca-file FILE --token-file FILE\n"
     "  --tls-server-name NAME   name to verify the server's certificate against\n"
-    "  --page-size N            nodes per list request (500)\n";
+    "  --page-size N            nodes per list request (500)\n"
+    "  --max-unknown N|P%       NODE_RECOVERY_MAX_UNKNOWN (50%): more Unknown nodes than this,\n"
+    "                           no new taint and no delete (100% turns the guard off)\n"
+    "  --storm-cooldown SECONDS NODE_RECOVERY_STORM_COOLDOWN (the taint threshold): the guard\n"
+    "                           keeps holding this long after the count is back within the limit\n";
 
 static const char *env(const char *name)
 {
@@ -241,14 +298,19 @@ static const char *env(const char *name)
 
 static void say_start(const struct settings *s, const struct kube_target *t)
 {
-	char prune[400];
+	char prune[400], storm[128], lim[32];
 
 	if (s->prune_after)
 		snprintf(prune, sizeof prune, "prune after %llds (label %s=true)", (long long)s->prune_after, s->prune_label);
 	else
 		snprintf(prune, sizeof prune, "pruning off");
-	say("noderecover %s starting: taint after %llds, %s, annotation %s, self node %s%s%s, poll %llds, page size %ld; cluster %s%s%s from %s, authenticating with %s",
-	    NODERECOVER_VERSION, (long long)s->taint_after, prune, s->annotation,
+	if (!s->max_unknown && s->max_unknown_percent >= 100)
+		snprintf(storm, sizeof storm, "storm guard off (--max-unknown 100%%)");
+	else
+		snprintf(storm, sizeof storm, "storm guard above %s Unknown (cooldown %llds)",
+		    limit_text(s, lim, sizeof lim), (long long)s->storm_cooldown);
+	say("noderecover %s starting: taint after %llds, %s, %s, annotation %s, self node %s%s%s, poll %llds, page size %ld; cluster %s%s%s from %s, authenticating with %s",
+	    NODERECOVER_VERSION, (long long)s->taint_after, prune, storm, s->annotation,
 	    s->self_node[0] ? s->self_node : "unknown (set NODE_RECOVERY_SELF_NODE from spec.nodeName)",
 	    s->self_node[0] ? " from " : "", s->self_node[0] ? s->self_source : "",
 	    (long long)s->poll, s->page_size, t->server,
@@ -261,6 +323,7 @@ int main(int argc, char **argv)
 	static struct settings s;
 	static struct kube_target t;
 	static struct kube kc;
+	struct policy_storm storm = { POLICY_STORM_OFF, 0 };
 	char err[1024];
 	int failed;
 
@@ -289,12 +352,12 @@ int main(int argc, char **argv)
 
 	say_start(&s, &t);
 	if (s.mode == MODE_ONCE) {
-		failed = pass(&kc, &s) < 0;
+		failed = pass(&kc, &s, &storm) < 0;
 		kube_close(&kc);
 		return failed;
 	}
 	while (!stop) {
-		pass(&kc, &s);
+		pass(&kc, &s, &storm);
 		for (int64_t i = 0; i < s.poll * 10 && !stop; i++) {
 			struct timespec ts = { 0, 100000000 };
 			nanosleep(&ts, NULL);

@@ -58,13 +58,54 @@ int policy_node(const struct node_facts *f, const struct policy_settings *s, int
 	return v->action != POLICY_NONE || v->refusal != POLICY_ALLOWED;
 }
 
-void policy_resolve(struct policy_verdict *v, const struct policy_summary *sum)
+void policy_resolve(struct policy_verdict *v, const struct policy_summary *sum, int storm)
 {
-	if (v->action != POLICY_DELETE)
-		return;
 	/* A delete candidate is Unknown, so it is not among the Ready members counted. */
-	if (sum->etcd_ready < POLICY_ETCD_FLOOR) {
+	if (v->action == POLICY_DELETE && sum->etcd_ready < POLICY_ETCD_FLOOR) {
 		v->refusal = POLICY_REFUSED_QUORUM;
 		v->action = v->fallback;
 	}
+	if (storm && (v->action == POLICY_TAINT || v->action == POLICY_DELETE)) {
+		v->held = v->action;
+		v->action = POLICY_NONE;
+	}
+}
+
+long policy_unknown_limit(const struct policy_limit *lim, long listed)
+{
+	long n;
+
+	if (lim->count > 0)
+		return lim->count;
+	if (lim->percent >= 100)
+		return -1;
+	n = (long)((int64_t)lim->percent * listed / 100);
+	return n < 1 ? 1 : n;
+}
+
+enum policy_storm_change policy_storm_step(struct policy_storm *st, long unknown, long limit,
+    int64_t cooldown, int64_t now)
+{
+	enum policy_storm_phase was = st->phase;
+
+	if (limit >= 0 && unknown > limit) {
+		st->phase = POLICY_STORM_ENGAGED;
+		return was == POLICY_STORM_ENGAGED ? POLICY_STORM_SAME : POLICY_STORM_ENGAGES;
+	}
+	if (st->phase == POLICY_STORM_ENGAGED) {
+		st->phase = POLICY_STORM_COOLDOWN;
+		st->cooling_since = now;
+	}
+	/* Nodes still rejoining after a partition heals go Ready one by one: the cooldown keeps
+	 * the late ones from being tainted in the first passes after it. */
+	if (st->phase == POLICY_STORM_COOLDOWN && now - st->cooling_since >= cooldown) {
+		st->phase = POLICY_STORM_OFF;
+		return POLICY_STORM_LIFTS;
+	}
+	return st->phase == was ? POLICY_STORM_SAME : POLICY_STORM_COOLS;
+}
+
+int policy_storm_holds(const struct policy_storm *st)
+{
+	return st->phase != POLICY_STORM_OFF;
 }

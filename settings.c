@@ -13,6 +13,8 @@
 
 #define DEFAULT_PRUNE_LABEL "github-runner.exadev.io/removable"
 #define DEFAULT_ANNOTATION "github-runner.exadev/out-of-service-applied-at"
+#define DEFAULT_MAX_UNKNOWN_PERCENT 50
+#define MAX_UNKNOWN_COUNT 1000000000
 #define DEFAULT_POLL 15
 #define DEFAULT_PAGE_SIZE 500
 #define MAX_PAGE_SIZE 10000
@@ -26,7 +28,7 @@ struct opt {
 
 enum {
 	O_TAINT, O_PRUNE, O_LABEL, O_ANNOTATION, O_SELF, O_POLL, O_KUBECONFIG, O_SERVER, O_CA,
-	O_TOKEN, O_TLS_NAME, O_PAGE, O_COUNT
+	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_COUNT
 };
 
 static const struct opt opts[O_COUNT] = {
@@ -42,6 +44,8 @@ static const struct opt opts[O_COUNT] = {
 	[O_TOKEN] = { "--token-file", NULL },
 	[O_TLS_NAME] = { "--tls-server-name", NULL },
 	[O_PAGE] = { "--page-size", NULL },
+	[O_MAX_UNKNOWN] = { "--max-unknown", "NODE_RECOVERY_MAX_UNKNOWN" },
+	[O_COOLDOWN] = { "--storm-cooldown", "NODE_RECOVERY_STORM_COOLDOWN" },
 };
 
 /* A whole number of seconds (digits only) no larger than max. */
@@ -90,6 +94,31 @@ static int qualified_name(const char *k)
 			return 0;
 	}
 	return 1;
+}
+
+/* The storm guard's limit: "N" (at least 1) or "P%" (1 to 100). */
+static int max_unknown(const char *v, struct settings *s)
+{
+	size_t n = strlen(v);
+	int64_t x;
+
+	if (n > 1 && v[n - 1] == '%') {
+		char digits[8];
+		if (n - 1 >= sizeof digits)
+			return -1;
+		memcpy(digits, v, n - 1);
+		digits[n - 1] = '\0';
+		if (whole(digits, 100, &x) < 0 || x < 1)
+			return -1;
+		s->max_unknown = 0;
+		s->max_unknown_percent = (int)x;
+		return 0;
+	}
+	if (whole(v, MAX_UNKNOWN_COUNT, &x) < 0 || x < 1)
+		return -1;
+	s->max_unknown = (long)x;
+	s->max_unknown_percent = 0;
+	return 0;
 }
 
 static int copy(char *dst, size_t n, const char *src)
@@ -174,6 +203,13 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 			return text_fail(err, errlen, "--page-size '%.32s' is not a whole number between 1 and 10000", val[O_PAGE]);
 		s->page_size = (long)n;
 	}
+	s->max_unknown_percent = DEFAULT_MAX_UNKNOWN_PERCENT;
+	if (val[O_MAX_UNKNOWN] && max_unknown(val[O_MAX_UNKNOWN], s) < 0)
+		return text_fail(err, errlen, "%s '%.32s' is neither a number of nodes (1 or more) nor a percentage from 1%% to 100%%",
+		    from[O_MAX_UNKNOWN], val[O_MAX_UNKNOWN]);
+	s->storm_cooldown = s->taint_after;
+	if (val[O_COOLDOWN] && whole(val[O_COOLDOWN], SETTINGS_MAX_SECONDS, &s->storm_cooldown) < 0)
+		return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds", from[O_COOLDOWN], val[O_COOLDOWN]);
 	if (copy(s->prune_label, sizeof s->prune_label, val[O_LABEL] ? val[O_LABEL] : DEFAULT_PRUNE_LABEL) < 0 ||
 	    !qualified_name(s->prune_label))
 		return text_fail(err, errlen, "%s '%.64s' is not a label key", from[O_LABEL] ? from[O_LABEL] : "--prune-label", s->prune_label);

@@ -23,6 +23,9 @@ struct settings {
 	long page_size;
 	char prune_label[SETTINGS_KEY_MAX + 1];
 	char annotation[SETTINGS_KEY_MAX + 1];
+	long max_unknown;             /* storm guard: at most this many Unknown nodes; 0: percent */
+	int max_unknown_percent;      /* 1..100 when max_unknown is 0; 100: the guard is off */
+	int64_t storm_cooldown;       /* seconds the guard holds after it lifts */
 	char self_node[256];          /* "" when unknown */
 	const char *self_source;      /* where self_node came from, for the start-up line */
 	const char *kubeconfig;       /* flag or KUBECONFIG; NULL if neither */

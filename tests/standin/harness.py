@@ -286,6 +286,11 @@ def ready(name, **kw):
     return fixtures.node(name, ready="True", **kw)
 
 
+def healthy(n, prefix="healthy"):
+    """n Ready agents: enough of them keep a test's Unknown nodes under the storm guard's 50%."""
+    return [ready("%s-%d" % (prefix, i)) for i in range(n)]
+
+
 def oos_taint(**over):
     t = dict(fixtures.OOS_TAINT)
     t.update(over)

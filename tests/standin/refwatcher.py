@@ -28,11 +28,13 @@ FLAGS = {"--taint-after": "NODE_RECOVERY_AFTER_SECONDS", "--prune-after": "NODE_
          "--prune-label": "NODE_RECOVERY_PRUNE_LABEL", "--annotation": "NODE_RECOVERY_ANNOTATION",
          "--self-node": "NODE_RECOVERY_SELF_NODE", "--poll": "NODE_RECOVERY_POLL_SECONDS",
          "--kubeconfig": "KUBECONFIG", "--server": None, "--ca-file": None, "--token-file": None,
-         "--tls-server-name": None, "--page-size": None}
+         "--tls-server-name": None, "--page-size": None, "--max-unknown": "NODE_RECOVERY_MAX_UNKNOWN",
+         "--storm-cooldown": "NODE_RECOVERY_STORM_COOLDOWN"}
 DEFAULTS = {"--prune-label": "github-runner.exadev.io/removable",
             "--annotation": "github-runner.exadev/out-of-service-applied-at", "--poll": "15",
-            "--page-size": "500"}
+            "--page-size": "500", "--max-unknown": "50%"}
 stop = False
+storm = {"phase": "off", "since": 0.0}
 
 
 def log(msg):
@@ -170,6 +172,27 @@ def one_pass(s, cl):
             break
         if cont == was:
             raise Fail("reading the node list: the server gave the same continue token again")
+    unknown = sum(1 for n in nodes if (node_facts(n)[1] or {}).get("status") == "Unknown")
+    mu = s["max_unknown"]
+    limit = -1 if mu == "100%" else int(mu) if not mu.endswith("%") else max(1, int(mu[:-1]) * len(nodes) // 100)
+    held = [False]
+    if limit >= 0 and unknown > limit:
+        if storm["phase"] != "on":
+            log("Storm guard engaged: %d of %d nodes are Unknown, more than the limit of %d" % (unknown, len(nodes), limit))
+        storm["phase"] = "on"
+    else:
+        if storm["phase"] == "on":
+            storm["phase"], storm["since"] = "cooling", time.monotonic()
+            if s["cooldown"] > 0:
+                log("Storm guard cooling down: %d of %d nodes are Unknown, within the limit of %d" % (unknown, len(nodes), limit))
+        if storm["phase"] == "cooling" and time.monotonic() - storm["since"] >= s["cooldown"]:
+            storm["phase"] = "off"
+            log("Storm guard lifted: %d of %d nodes are Unknown, within the limit of %d" % (unknown, len(nodes), limit))
+    holding = storm["phase"] != "off"
+
+    def hold():
+        held[0] = True
+        return holding
     voters = 0
     for n in nodes:
         md, r = node_facts(n)
@@ -199,6 +222,8 @@ def one_pass(s, cl):
         if r.get("status") != "Unknown":
             continue
         age = since(r)
+        if s["prune"] is not None and age >= s["prune"] and labels.get(s["label"]) == "true" and hold():
+            continue
         if s["prune"] is not None and age >= s["prune"] and labels.get(s["label"]) == "true":
             if CP in labels:
                 log("Not deleting %s: it is a control-plane node" % name)
@@ -223,7 +248,7 @@ def one_pass(s, cl):
                     log("Deleting %s failed: HTTP %d" % (name, st))
                     ok = False
                 continue
-        if age < s["taint"] or oos:
+        if age < s["taint"] or oos or hold():
             continue
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         ops = [test]
@@ -233,7 +258,7 @@ def one_pass(s, cl):
         ops.append({"op": "add", "path": "/metadata/annotations/" + esc(s["ann"]), "value": now}
                    if "annotations" in md else {"op": "add", "path": "/metadata/annotations", "value": {s["ann"]: now}})
         ok &= act_patch(cl, name, ops, "Tainting", "Tainted %s %s=nodeshutdown:NoExecute: not reporting for %ds" % (name, OOS, age))
-    return ok
+    return ok and not (holding and held[0])
 
 
 GENERIC_422 = "the server rejected our request due to an error in our request"
@@ -275,6 +300,9 @@ def main(argv):
     val = {}
     while args:
         a = args.pop(0)
+        if "=" in a and a.startswith("--"):
+            a, v = a.split("=", 1)
+            args.insert(0, v)
         if a not in FLAGS or not args:
             refuse("unknown option '%s'" % a)
         val[a] = args.pop(0)
@@ -289,6 +317,10 @@ def main(argv):
          "label": val["--prune-label"], "ann": val["--annotation"],
          "self": val.get("--self-node") or socket.gethostname(), "poll": whole("--poll", val["--poll"]),
          "page": whole("--page-size", val["--page-size"])}
+    if not re.fullmatch(r"([1-9][0-9]{0,8}|([1-9][0-9]?|100)%)", val["--max-unknown"]):
+        refuse("--max-unknown (NODE_RECOVERY_MAX_UNKNOWN) '%s' is neither a number of nodes nor a percentage" % val["--max-unknown"])
+    s["max_unknown"] = val["--max-unknown"]
+    s["cooldown"] = whole("--storm-cooldown", val["--storm-cooldown"]) if "--storm-cooldown" in val else s["taint"]
     if s["poll"] < 1 or s["page"] < 1:
         refuse("--poll and --page-size must be at least 1" if s["poll"] < 1 else "--page-size must be at least 1")
     if val.get("--prune-after"):

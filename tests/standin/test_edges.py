@@ -6,7 +6,7 @@ import unittest
 
 import fixtures
 from apiserver import Fault
-from harness import BINARY, Case, ready, uk
+from harness import BINARY, Case, healthy, ready, uk
 
 LABEL = fixtures.DEFAULT_PRUNE_LABEL
 YES = {LABEL: "true"}
@@ -20,7 +20,8 @@ class Edges(Case):
     def test_node_name_unfit_for_a_path_is_not_acted_on(self):
         # a hostile or broken server: names that are no DNS subdomain must not reach a request path
         bad = ["evil/../../api/v1/namespaces", "a b", "x?y=1", "UPPER%2f"]
-        self.server(servers() + [uk(n, since=400) for n in bad] + [uk("agent-1", since=400)])
+        self.server(servers() + [uk(n, since=400) for n in bad] + [uk("agent-1", since=400)]
+                    + healthy(4))
         r = self.once(taint_after=60)
         self.assertRc(r, (0, 1))
         self.assertTainted("agent-1", r)

@@ -7,7 +7,7 @@ import unittest
 
 import fixtures
 from apiserver import Reply, status_body
-from harness import Case, ready, uk
+from harness import Case, healthy, ready, uk
 
 LABEL = fixtures.DEFAULT_PRUNE_LABEL
 YES = {LABEL: "true"}
@@ -60,7 +60,8 @@ class Prune(Case):
 
     def test_not_when_label_is_not_true(self):
         vals = ["True", "yes", "false", "1", "", "true "]
-        self.server(cluster(*[uk("agent-%d" % i, since=400, labels={LABEL: v}) for i, v in enumerate(vals)]))
+        self.server(cluster(*[uk("agent-%d" % i, since=400, labels={LABEL: v}) for i, v in enumerate(vals)])
+                    + healthy(4))
         r = self.prune()
         self.assertRc(r, 0)
         for i in range(len(vals)):
@@ -140,7 +141,7 @@ class Prune(Case):
         self._kept_for_quorum(s, 2)
 
     def test_kept_with_one_of_three_unknown(self):
-        s = fixtures.etcd_servers(2) + [fixtures.node("server-2", ready="Unknown", since=30, server=True)]
+        s = fixtures.etcd_servers(2) + [fixtures.node("server-2", ready="Unknown", since=30, server=True)] + healthy(1)
         self._kept_for_quorum(s, 2)
 
     def test_kept_when_agents_stand_in_for_voters(self):

@@ -2,7 +2,7 @@
 import unittest
 
 import fixtures
-from harness import ANN, ANN_ESC, OOS, Case, our_taint, oos_taint, ready, uk
+from harness import ANN, ANN_ESC, OOS, Case, healthy, our_taint, oos_taint, ready, uk
 
 
 def cluster(*extra):
@@ -139,7 +139,7 @@ class Taint(Case):
                             uk("no-taints", since=120, no_taints=True),
                             uk("no-annotations", since=120,
                                taints=[{"key": "dedicated", "value": "ci", "effect": "NoSchedule"}],
-                               no_annotations=True)))
+                               no_annotations=True)) + healthy(2))
         self.assertNotIn("taints", self.srv.node("bare")["spec"])
         self.assertNotIn("annotations", self.srv.node("bare")["metadata"])
         r = self.once(taint_after=60)
@@ -218,7 +218,8 @@ class Taint(Case):
 
     def test_one_nodes_failure_does_not_stop_others(self):
         from apiserver import Reply, status_body
-        self.server(cluster(uk("agent-1", since=120), uk("agent-2", since=120), uk("agent-3", since=120)))
+        self.server(cluster(uk("agent-1", since=120), uk("agent-2", since=120), uk("agent-3", since=120))
+                    + healthy(2))
         self.srv.on(Reply(500, status_body(500, "InternalError", "Internal error occurred: etcdserver: request timed out")),
                     times=None, method="PATCH", node="agent-2")
         r = self.once(taint_after=60)

@@ -95,7 +95,7 @@ static void t_table(void)
 
 		node_from_row(r, &f);
 		int keep = policy_node(&f, &s, NOW, &v);
-		policy_resolve(&v, &sum);
+		policy_resolve(&v, &sum, 0);
 		if (!check(v.action == r->want) || !check(v.refusal == r->refusal))
 			fprintf(stderr, "  row: %s (action %d refusal %d)\n", r->what, v.action, v.refusal);
 		if (!check(keep == (r->want != POLICY_NONE || r->refusal != POLICY_ALLOWED)))
@@ -159,11 +159,216 @@ static void t_no_name(void)
 	check(v.action == POLICY_NONE);
 }
 
+/* The limit: a count as given, or floor(P% x listed) never below 1; 100% is off. */
+static void t_unknown_limit(void)
+{
+	static const struct {
+		long count;
+		int percent;
+		long listed, want;
+	} lims[] = {
+		{ 0, 50, 20, 10 },
+		{ 0, 50, 7, 3 },       /* floor(3.5) */
+		{ 0, 50, 1, 1 },       /* never below 1: one dead node is always handled */
+		{ 0, 50, 0, 1 },
+		{ 0, 1, 20, 1 },
+		{ 0, 99, 20, 19 },
+		{ 0, 55, 1000000000, 550000000 },
+		{ 0, 100, 20, -1 },    /* off */
+		{ 3, 0, 20, 3 },
+		{ 3, 0, 1, 3 },
+		{ 40, 0, 20, 40 },
+	};
+	for (size_t i = 0; i < sizeof lims / sizeof lims[0]; i++) {
+		struct policy_limit lim = { lims[i].count, lims[i].percent };
+		long got = policy_unknown_limit(&lim, lims[i].listed);
+		if (!check(got == lims[i].want))
+			fprintf(stderr, "  row %zu: limit %ld, want %ld\n", i, got, lims[i].want);
+	}
+}
+
+/*
+ * One pass of a fleet through the policy, as noderecover.c runs it: summary over every node,
+ * the guard stepped with it, each verdict resolved. Counts what would be done.
+ */
+struct fleet {
+	int nodes, unknown_past, unknown_young, ready_ours; /* Ready nodes carrying our taint */
+	long prune_after;
+};
+struct outcome {
+	int taint, clear, del, held;
+};
+
+static struct outcome run_fleet(const struct fleet *fl, const struct policy_limit *lim,
+    struct policy_storm *st, int64_t cooldown, int64_t mono)
+{
+	struct policy_settings s = { T, fl->prune_after, "self" };
+	struct policy_summary sum = { 0, 0, 0 };
+	struct node_facts f[64];
+	struct policy_verdict v[64];
+	struct outcome o = { 0, 0, 0, 0 };
+	int n = fl->nodes;
+
+	for (int i = 0; i < n; i++) {
+		struct row r = { "", "", RDY_T, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+		char name[16];
+		snprintf(name, sizeof name, "n%d", i);
+		r.name = name;
+		if (i < fl->unknown_past) {
+			r.ready = RDY_U;
+			r.unknown_for = fl->prune_after ? fl->prune_after : T;
+			r.removable = 1;
+		} else if (i < fl->unknown_past + fl->unknown_young) {
+			r.ready = RDY_U;
+			r.unknown_for = T - 10;
+		} else if (i < fl->unknown_past + fl->unknown_young + fl->ready_ours) {
+			r.oos = r.ours = 1;
+		} else if (i < fl->unknown_past + fl->unknown_young + fl->ready_ours + 3) {
+			r.etcd = 1;   /* Ready etcd voters keep quorum for the deletes */
+		}
+		node_from_row(&r, &f[i]);
+		policy_summary_add(&sum, &f[i]);
+		policy_node(&f[i], &s, NOW, &v[i]);
+	}
+	policy_storm_step(st, sum.unknown, policy_unknown_limit(lim, sum.nodes), cooldown, mono);
+	for (int i = 0; i < n; i++) {
+		policy_resolve(&v[i], &sum, policy_storm_holds(st));
+		o.taint += v[i].action == POLICY_TAINT;
+		o.clear += v[i].action == POLICY_CLEAR;
+		o.del += v[i].action == POLICY_DELETE;
+		o.held += v[i].held != POLICY_NONE;
+	}
+	return o;
+}
+
+/* must-fail: 20 nodes, 15 Unknown past the threshold: nothing tainted or deleted. */
+static void t_storm_holds(void)
+{
+	struct policy_limit lim = { 0, 50 };
+	struct policy_storm st = { POLICY_STORM_OFF, 0 };
+	struct fleet fl = { 20, 15, 0, 0, 0 };
+	struct outcome o = run_fleet(&fl, &lim, &st, T, 1000);
+
+	check(o.taint == 0 && o.del == 0);
+	check(o.held == 15);
+	check(st.phase == POLICY_STORM_ENGAGED);
+	/* the same with pruning on: no delete either */
+	struct policy_storm st2 = { POLICY_STORM_OFF, 0 };
+	fl.prune_after = P;
+	o = run_fleet(&fl, &lim, &st2, T, 1000);
+	check(o.taint == 0 && o.del == 0);
+	check(o.held == 15);
+	/* Unknown nodes not yet past the threshold count too: 5 past + 6 young = 11 of 20 */
+	struct policy_storm st3 = { POLICY_STORM_OFF, 0 };
+	struct fleet young = { 20, 5, 6, 0, 0 };
+	o = run_fleet(&young, &lim, &st3, T, 1000);
+	check(o.taint == 0 && o.held == 5);
+}
+
+/* 3 of 20 Unknown: within the limit, those 3 tainted; at exactly the limit, too. */
+static void t_storm_not_engaged(void)
+{
+	struct policy_limit lim = { 0, 50 };
+	struct policy_storm st = { POLICY_STORM_OFF, 0 };
+	struct fleet fl = { 20, 3, 0, 0, 0 };
+	struct outcome o = run_fleet(&fl, &lim, &st, T, 1000);
+
+	check(o.taint == 3 && o.held == 0);
+	check(st.phase == POLICY_STORM_OFF);
+	fl.unknown_past = 10;
+	o = run_fleet(&fl, &lim, &st, T, 1000);
+	check(o.taint == 10 && o.held == 0);
+	/* one over the limit holds them all */
+	fl.unknown_past = 11;
+	o = run_fleet(&fl, &lim, &st, T, 1000);
+	check(o.taint == 0 && o.held == 11);
+	/* a count limit */
+	struct policy_limit three = { 3, 0 };
+	struct policy_storm st2 = { POLICY_STORM_OFF, 0 };
+	fl.unknown_past = 4;
+	o = run_fleet(&fl, &three, &st2, T, 1000);
+	check(o.taint == 0 && o.held == 4);
+	/* 100% is off: 20 of 20 tainted */
+	struct policy_limit off = { 0, 100 };
+	struct policy_storm st3 = { POLICY_STORM_OFF, 0 };
+	fl.unknown_past = 20;
+	o = run_fleet(&fl, &off, &st3, T, 1000);
+	check(o.taint == 20 && o.held == 0);
+	/* one node of one, or of two: always handled */
+	struct policy_storm st4 = { POLICY_STORM_OFF, 0 };
+	struct fleet one = { 2, 1, 0, 0, 0 };
+	o = run_fleet(&one, &lim, &st4, T, 1000);
+	check(o.taint == 1 && o.held == 0);
+}
+
+/* Clears go through a storm: they are always safe. */
+static void t_storm_clears(void)
+{
+	struct policy_limit lim = { 0, 50 };
+	struct policy_storm st = { POLICY_STORM_OFF, 0 };
+	struct fleet fl = { 20, 15, 0, 3, 0 };
+	struct outcome o = run_fleet(&fl, &lim, &st, T, 1000);
+
+	check(st.phase == POLICY_STORM_ENGAGED);
+	check(o.clear == 3);
+	check(o.taint == 0 && o.held == 15);
+}
+
+/* must-fail: the cooldown holds after the count is back within the limit, then lifts. */
+static void t_storm_cooldown(void)
+{
+	struct policy_limit lim = { 0, 50 };
+	struct policy_storm st = { POLICY_STORM_OFF, 0 };
+	struct fleet storm = { 20, 15, 0, 0, 0 }, after = { 20, 3, 0, 0, 0 };
+	struct outcome o;
+
+	check(policy_storm_step(&st, 15, 10, 60, 1000) == POLICY_STORM_ENGAGES);
+	check(policy_storm_step(&st, 15, 10, 60, 1010) == POLICY_STORM_SAME);
+	check(policy_storm_step(&st, 3, 10, 60, 1020) == POLICY_STORM_COOLS);
+	check(st.phase == POLICY_STORM_COOLDOWN && policy_storm_holds(&st));
+	check(policy_storm_step(&st, 3, 10, 60, 1079) == POLICY_STORM_SAME);
+	check(policy_storm_holds(&st));
+	check(policy_storm_step(&st, 3, 10, 60, 1080) == POLICY_STORM_LIFTS);
+	check(!policy_storm_holds(&st));
+	check(policy_storm_step(&st, 3, 10, 60, 1090) == POLICY_STORM_SAME);
+	/* a new trip during the cooldown engages it again, and the cooldown starts over */
+	st = (struct policy_storm){ POLICY_STORM_OFF, 0 };
+	policy_storm_step(&st, 15, 10, 60, 1000);
+	policy_storm_step(&st, 3, 10, 60, 1010);
+	check(policy_storm_step(&st, 12, 10, 60, 1020) == POLICY_STORM_ENGAGES);
+	check(policy_storm_step(&st, 3, 10, 60, 1030) == POLICY_STORM_COOLS);
+	check(policy_storm_step(&st, 3, 10, 60, 1070) == POLICY_STORM_SAME);
+	check(policy_storm_step(&st, 3, 10, 60, 1090) == POLICY_STORM_LIFTS);
+	/* cooldown 0: lifts in the first pass back within the limit */
+	st = (struct policy_storm){ POLICY_STORM_OFF, 0 };
+	policy_storm_step(&st, 15, 10, 0, 1000);
+	check(policy_storm_step(&st, 3, 10, 0, 1000) == POLICY_STORM_LIFTS);
+	/* the guard off (-1) never engages */
+	st = (struct policy_storm){ POLICY_STORM_OFF, 0 };
+	check(policy_storm_step(&st, 20, -1, 60, 1000) == POLICY_STORM_SAME && !policy_storm_holds(&st));
+
+	/* A whole fleet: the storm, then 3 of 20 still Unknown within the cooldown: not tainted. */
+	st = (struct policy_storm){ POLICY_STORM_OFF, 0 };
+	o = run_fleet(&storm, &lim, &st, 60, 1000);
+	check(o.taint == 0);
+	o = run_fleet(&after, &lim, &st, 60, 1030);
+	check(o.taint == 0 && o.held == 3);
+	o = run_fleet(&after, &lim, &st, 60, 1089);
+	check(o.taint == 0 && o.held == 3);
+	o = run_fleet(&after, &lim, &st, 60, 1090);
+	check(o.taint == 3 && o.held == 0);
+}
+
 static const struct test tests[] = {
 	{ "table", t_table },
 	{ "summary", t_summary },
 	{ "future_transition", t_future_transition },
 	{ "no_name", t_no_name },
+	{ "unknown_limit", t_unknown_limit },
+	{ "storm_holds", t_storm_holds },
+	{ "storm_not_engaged", t_storm_not_engaged },
+	{ "storm_clears", t_storm_clears },
+	{ "storm_cooldown", t_storm_cooldown },
 	{ 0, 0 },
 };
 

@@ -81,6 +81,28 @@ static void t_flag_beats_env(void)
 	check(strcmp(s.prune_label, "a.example/gone") == 0);
 }
 
+/* The storm guard is on by default at 50%, its cooldown the taint threshold. */
+static void t_storm_guard(void)
+{
+	struct settings s;
+
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60"), NULL) == 0);
+	check(s.max_unknown == 0 && s.max_unknown_percent == 50);
+	check(s.storm_cooldown == 60);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_MAX_UNKNOWN", "7"), NULL) == 0);
+	check(s.max_unknown == 7 && s.max_unknown_percent == 0);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_MAX_UNKNOWN", "7"),
+	    ARGS("--max-unknown", "30%", "--storm-cooldown", "0")) == 0);
+	check(s.max_unknown == 0 && s.max_unknown_percent == 30);
+	check(s.storm_cooldown == 0);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_STORM_COOLDOWN", "600"),
+	    ARGS("--max-unknown=100%")) == 0);
+	check(s.max_unknown_percent == 100);
+	check(s.storm_cooldown == 600);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--max-unknown", "1%")) == 0);
+	check(s.max_unknown_percent == 1);
+}
+
 static void t_pruning_off_when_empty(void)
 {
 	struct settings s;
@@ -118,6 +140,19 @@ static void t_refusals(void)
 		{ NULL, NULL, { "--taint-after", "60", "--annotation", "/x" }, "--annotation" },
 		{ NULL, NULL, { "--taint-after", "60", "--server", "https://x" }, "--server" },
 		{ NULL, NULL, { "--taint-after", "60", "--token-file", "/t" }, "--token-file" },
+		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "0" }, "--max-unknown" },
+		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "150%" }, "--max-unknown" },
+		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "-1" }, "--max-unknown" },
+		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "5%%" }, "--max-unknown" },
+		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "0%" }, "--max-unknown" },
+		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "%" }, "--max-unknown" },
+		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "" }, "--max-unknown" },
+		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "1.5%" }, "--max-unknown" },
+		{ "NODE_RECOVERY_MAX_UNKNOWN", "half", { "--taint-after", "60" }, "NODE_RECOVERY_MAX_UNKNOWN" },
+		{ NULL, NULL, { "--taint-after", "60", "--storm-cooldown", "1m" }, "--storm-cooldown" },
+		{ NULL, NULL, { "--taint-after", "60", "--storm-cooldown", "-1" }, "--storm-cooldown" },
+		{ NULL, NULL, { "--taint-after", "60", "--storm-cooldown", "2.5" }, "--storm-cooldown" },
+		{ "NODE_RECOVERY_STORM_COOLDOWN", "soon", { "--taint-after", "60" }, "NODE_RECOVERY_STORM_COOLDOWN" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct settings s;
@@ -250,6 +285,7 @@ static void t_k3s_target(void)
 static const struct test tests[] = {
 	{ "defaults", t_defaults },
 	{ "flag_beats_env", t_flag_beats_env },
+	{ "storm_guard", t_storm_guard },
 	{ "pruning_off_when_empty", t_pruning_off_when_empty },
 	{ "refusals", t_refusals },
 	{ "help_and_version", t_help_and_version },
