@@ -10,7 +10,7 @@ top=$(pwd)
 B=build
 DEPS=$B/deps
 BEARSSL=$DEPS/bearssl
-LIB="http.c json.c kube.c kubeconfig.c policy.c settings.c"
+LIB="http.c json.c kube.c kubeconfig.c manifests.c policy.c settings.c"
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration -Werror"
 VERSION=$(cat VERSION 2>/dev/null || echo 0.1.0)
 # The one image reference: the OCI archive names itself so, and `noderecover manifests` puts it
@@ -205,12 +205,49 @@ image() {
 	say "built $DIST/noderecover-$VERSION-oci.tar ($(wc -c < $DIST/noderecover-$VERSION-oci.tar) bytes, $(sha $DIST/noderecover-$VERSION-oci.tar)) named $IMAGE"
 }
 
+# What tests/image needs: Debian's containerd and runc (the runtime k3s embeds), skopeo to read
+# the archive as a registry client would, and systemd-analyze for deploy/noderecover.service.
+need_image_tools() {
+	missing=
+	command -v containerd >/dev/null 2>&1 || missing="$missing containerd"
+	command -v runc >/dev/null 2>&1 || missing="$missing runc"
+	command -v skopeo >/dev/null 2>&1 || missing="$missing skopeo"
+	command -v systemd-analyze >/dev/null 2>&1 || missing="$missing systemd"
+	[ -n "$missing" ] || return 0
+	say "installing$missing"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
+# The unit tests for every architecture but the native one, static with its musl wrapper and
+# BearSSL (no sanitizers there), into build/unit-ARCH/ for qemu-user-static.
+unit_cross() {
+	for a in $ARCHES; do
+		[ "$a" = "$(native_arch)" ] && continue
+		mkdir -p $B/unit-$a
+		for t in tests/unit/test_*.c; do
+			"$(musl_cc "$a")" -std=c11 -D_DEFAULT_SOURCE -O1 $WARN -DSETTINGS_SA_DIR=\"sa\" \
+				-DSETTINGS_K3S_KUBECONFIG=\"kubeconfig/k3s.yaml\" -I/usr/include/bearssl -I$DEPS/include -I. \
+				-static -o $B/unit-$a/$(basename "$t" .c) "$t" $LIB "$BEARSSL-$a/libbearssl.a"
+		done
+	done
+}
+
+# The image suite: the archive, rebuilt elsewhere and compared, read by skopeo, run by
+# containerd; the cross binaries' unit tests and stand-in subset under qemu.
+image_test() {
+	image
+	need_image_tools
+	unit_cross
+	sh tests/image/run.sh "$VERSION" "$IMAGE"
+}
+
 # The same code with AddressSanitizer and UBSan, on glibc with Debian's libbearssl.
 build_asan() {
 	deps
 	mkdir -p $B
 	gcc -std=c11 -D_DEFAULT_SOURCE -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-DNODERECOVER_VERSION="\"$VERSION-asan\"" -o $B/noderecover-asan noderecover.c $LIB -lbearssl
+		-DNODERECOVER_VERSION="\"$VERSION-asan\"" -DNODERECOVER_IMAGE="\"$IMAGE\"" -o $B/noderecover-asan noderecover.c $LIB -lbearssl
 }
 
 # Unit tests in C, built with the sanitizers against glibc and Debian's libbearssl.
@@ -259,6 +296,7 @@ test_all() {
 	suite fuzz-replay status fuzz-replay sh tests/fuzz/replay.sh
 	suite standin status standin sh tests/standin/run.sh $B/noderecover
 	suite standin-asan status standin-asan sh tests/standin/run.sh $B/noderecover-asan
+	suite image status image image_test
 	if [ "${NODERECOVER_SKIP_E2E:-}" = 1 ]; then
 		say "skipping the end-to-end tests (NODERECOVER_SKIP_E2E=1)"
 	else
@@ -274,6 +312,7 @@ case $cmd in
 build) build ;;
 dist) dist ;;
 image) image ;;
+image-test) image_test ;;
 asan) build_asan ;;
 unit) unit ;;
 test) test_all ;;
