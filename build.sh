@@ -1,5 +1,5 @@
 #!/bin/sh
-# build.sh [build|dist|image|test|demo|bench|unit|standin|e2e|asan|image-test|clean]
+# build.sh [build|dist|image|deploy|test|demo|bench|unit|standin|e2e|asan|image-test|clean]
 # Installs what the build needs (Debian 12, as root), builds BearSSL 0.6 from Debian's source
 # package with musl, and links build/noderecover static; dist cross-builds the same sources for
 # amd64, arm64 and armhf, image packs them into one OCI archive. See README.md.
@@ -205,6 +205,15 @@ image() {
 	say "built $DIST/noderecover-$VERSION-oci.tar ($(wc -c < $DIST/noderecover-$VERSION-oci.tar) bytes, $(sha $DIST/noderecover-$VERSION-oci.tar)) named $IMAGE"
 }
 
+# deploy/: the output of `noderecover manifests` for the settings deploy/README.md names
+# (tests/standin/test_manifests.py fails when they differ).
+deploy_manifests() {
+	build
+	$B/noderecover manifests --taint-after 300 > deploy/noderecover.yaml
+	$B/noderecover manifests --taint-after 300 --prune-after 1800 > deploy/noderecover-prune.yaml
+	say "wrote deploy/noderecover.yaml and deploy/noderecover-prune.yaml for $IMAGE"
+}
+
 # What tests/image needs: Debian's containerd and runc (the runtime k3s embeds), skopeo to read
 # the archive as a registry client would, and systemd-analyze for deploy/noderecover.service.
 need_image_tools() {
@@ -313,6 +322,7 @@ build) build ;;
 dist) dist ;;
 image) image ;;
 image-test) image_test ;;
+deploy) deploy_manifests ;;
 asan) build_asan ;;
 unit) unit ;;
 test) test_all ;;
