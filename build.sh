@@ -109,7 +109,7 @@ need_cross() {
 	for a in $ARCHES; do
 		[ "$a" = "$(native_arch)" ] && continue
 		command -v "$(musl_cc "$a")" >/dev/null 2>&1 || missing="$missing musl-dev:$a"
-		command -v "$(triplet "$a")-gcc" >/dev/null 2>&1 || missing="$missing gcc-$(triplet "$a")"
+		command -v "$(triplet "$a")-gcc" >/dev/null 2>&1 || missing="$missing gcc-$(triplet "$a" | tr _ -)"
 		dpkg --print-foreign-architectures | grep -qx "$a" || { say "adding foreign architecture $a"; dpkg --add-architecture "$a"; }
 	done
 	command -v qemu-aarch64-static >/dev/null 2>&1 || missing="$missing qemu-user-static"

@@ -24,6 +24,9 @@ PASS=0 FAIL=0
 tmp=$(mktemp -d /tmp/noderecover-image.XXXXXX)
 ctd_pid=
 
+t0=$(date +%s)
+# part N NAME: a heading with the seconds spent so far, so the suite's cost stays visible
+part() { echo "== $* (at $(($(date +%s) - t0)) s)"; }
 ok() { PASS=$((PASS + 1)); echo "ok   $*"; }
 bad() { FAIL=$((FAIL + 1)); echo "FAIL $*"; }
 # check NAME COMMAND...: one counted check; its output is shown only when it fails.
@@ -47,6 +50,7 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
 # ---------------------------------------------------------------- 1. reproducible
+part "1. reproducible"
 rebuild() {
 	mkdir -p "$tmp/copy/build"
 	(cd "$top" && tar --exclude=./build --exclude=./.git -cf - .) | (cd "$tmp/copy" && tar -xf -)
@@ -59,6 +63,7 @@ rebuild() {
 check "the archive rebuilt at another path under umask 077 is byte-identical" rebuild
 
 # ---------------------------------------------------------------- 2. skopeo
+part "2. skopeo"
 platforms() {
 	skopeo inspect --raw "oci-archive:$TAR" > "$tmp/index.json" || return 1
 	python3 - "$tmp/index.json" <<'PY'
@@ -98,6 +103,7 @@ PY
 check "index.json names the image $IMAGE for containerd and OCI" named
 
 # ---------------------------------------------------------------- 3. containerd
+part "3. containerd"
 start_containerd() {
 	[ "$(id -u)" = 0 ] || { echo "containerd needs root here (it mounts snapshots and runs runc)"; return 1; }
 	d=$tmp/ctd
@@ -160,6 +166,7 @@ else
 fi
 
 # ---------------------------------------------------------------- 4. qemu
+part "4. qemu"
 for a in arm64 armhf; do
 	case $a in arm64) q=qemu-aarch64-static ;; armhf) q=qemu-arm-static ;; esac
 	bin=$DIST/noderecover-$VERSION-linux-$a
@@ -182,6 +189,7 @@ for a in arm64 armhf; do
 done
 
 # ---------------------------------------------------------------- 5. systemd unit
+part "5. systemd unit"
 unit_verify() {
 	# ExecStart must name an existing file: verify a copy that points at the built binary
 	mkdir -p "$tmp/unit"
@@ -195,5 +203,6 @@ unit_verify() {
 }
 check "systemd-analyze verify deploy/noderecover.service: no error, no warning" unit_verify
 
+part "done"
 echo "image: $PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
