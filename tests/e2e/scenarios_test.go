@@ -455,7 +455,7 @@ func missingPermissions(t *testing.T, c *cluster, goodToken string) {
 	if !hasOurTaint(getNode(t, c, x)) {
 		t.Errorf("once with the noderecover ServiceAccount did not taint %s", x)
 	}
-	measure(t, "scenario 5: SAR get/list/patch yes, delete only with rbac-prune.yaml; no-patch SA: once exit 1; no-list SA: once exit 1")
+	measure(t, "scenario 5: SAR get/list/patch yes, delete only with the pruning output of manifests; no-patch SA: once exit 1; no-list SA: once exit 1")
 }
 
 // scenarioPrune: scenario 4.
