@@ -767,8 +767,9 @@ static int str_member(struct members *m, int *count, size_t *k, size_t *ke, size
 static int read_labels(const char *s, const struct val *o, const struct node_keys *k, struct node_facts *f)
 {
 	size_t lp = k && k->prune_label ? strlen(k->prune_label) : 0;
+	size_t lx = k && k->exclude_label ? strlen(k->exclude_label) : 0;
 	size_t lcp = sizeof NODE_LABEL_CONTROL_PLANE - 1, le = sizeof NODE_LABEL_ETCD - 1;
-	int seen_cp = 0, seen_etcd = 0, seen_prune = 0, count = 0, r;
+	int seen_cp = 0, seen_etcd = 0, seen_prune = 0, seen_exclude = 0, count = 0, r;
 	size_t ks, ke, vs, ve;
 	struct members m;
 
@@ -790,6 +791,11 @@ static int read_labels(const char *s, const struct val *o, const struct node_key
 			if (seen_prune++)
 				return -1;
 			f->removable = str_eq(s + vs, ve - vs, "true", 4);
+		}
+		if (lx && str_eq(s + ks, ke - ks, k->exclude_label, lx)) {
+			if (seen_exclude++)
+				return -1;
+			f->excluded = str_eq(s + vs, ve - vs, "true", 4);
 		}
 	}
 	return r == 0 && m.i == o->end ? 0 : -1;

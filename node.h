@@ -29,6 +29,7 @@ enum node_ready {
 struct node_keys {
 	const char *prune_label;  /* label whose value "true" marks a node removable */
 	const char *annotation;   /* annotation that marks the out-of-service taint as ours */
+	const char *exclude_label; /* label whose value "true" opts a node out of taint and delete */
 };
 
 struct node_facts {
@@ -46,6 +47,7 @@ struct node_facts {
 	int etcd;                       /* NODE_LABEL_ETCD present, any value */
 	int etcd_voter;                 /* NODE_LABEL_ETCD has the value "true" */
 	int removable;                  /* the prune label has the value "true" */
+	int excluded;                   /* the exclude label has the value "true" */
 };
 
 #endif

@@ -227,17 +227,53 @@ static int act(struct kube *kc, const struct settings *s, const struct kept *k, 
 }
 
 /*
- * One pass: read every node, then act. storm: the guard's state, carried from pass to pass.
+ * What one pass leaves for the next, on purpose: the storm guard, and which opted-out nodes
+ * needing action were already logged (by a 64-bit hash of the name: fixed memory, and a
+ * collision costs at most one line not written). A restart forgets both.
+ */
+struct carry {
+	struct policy_storm storm;
+	uint64_t told[KEEP_MAX], telling[KEEP_MAX];
+	int ntold, ntelling;
+};
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;   /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* An opted-out node that would be tainted or deleted: said once while it stays so. */
+static void say_excluded(struct carry *c, const struct kept *k, const struct settings *s)
+{
+	uint64_t h = name_hash(k->f.name);
+	int told = 0;
+
+	for (int i = 0; i < c->ntold && !told; i++)
+		told = c->told[i] == h;
+	if (c->ntelling < KEEP_MAX)
+		c->telling[c->ntelling++] = h;
+	if (!told)
+		say("Not %s %s: it carries %s=true, so it is left as it is (logged once while it stays so)",
+		    k->v.excluded == POLICY_DELETE ? "deleting" : "tainting", k->f.name, s->exclude_label);
+}
+
+/*
+ * One pass: read every node, then act. c: what passes carry from one to the next.
  * Returns 0 when all went well, -1 when the pass failed or held an action back.
  */
-static int pass(struct kube *kc, const struct settings *s, struct policy_storm *storm)
+static int pass(struct kube *kc, const struct settings *s, struct carry *c)
 {
+	struct policy_storm *storm = &c->storm;
 	static struct pass p;
 	struct policy_limit lim = { s->max_unknown, s->max_unknown_percent };
 	long limit;
 	int failed, held = 0;
 
-	p.keys = (struct node_keys){ s->prune_label, s->annotation };
+	p.keys = (struct node_keys){ s->prune_label, s->annotation, s->exclude_label };
 	p.rules = (struct policy_settings){ s->taint_after, s->prune_after, s->self_node };
 	p.now = time(NULL);
 	on_restart(&p);
@@ -256,6 +292,8 @@ static int pass(struct kube *kc, const struct settings *s, struct policy_storm *
 		struct kept *k = &p.kept[i];
 		policy_resolve(&k->v, &p.sum, policy_storm_holds(storm));
 		held += k->v.held != POLICY_NONE;
+		if (k->v.excluded != POLICY_NONE)
+			say_excluded(c, k, s);
 		if (k->v.refusal != POLICY_ALLOWED) {
 			say_refusal(k, &p.sum);
 			failed = 1;
@@ -263,6 +301,9 @@ static int pass(struct kube *kc, const struct settings *s, struct policy_storm *
 		if (act(kc, s, k, time(NULL)) < 0)
 			failed = 1;
 	}
+	memcpy(c->told, c->telling, sizeof c->told[0] * (size_t)c->ntelling);
+	c->ntold = c->ntelling;
+	c->ntelling = 0;
 	if (p.overflow) {
 		say("%d more nodes need action than the %d one pass handles; they are next pass", p.overflow, KEEP_MAX);
 		failed = 1;
@@ -293,6 +334,8 @@ static const char usage[] =
     "  --page-size N            nodes per list request (500)\n"
     "  --max-unknown N|P%       NODE_RECOVERY_MAX_UNKNOWN (50%): more Unknown nodes than this,\n"
     "                           no new taint and no delete (100% turns the guard off)\n"
+    "  --exclude-label KEY      NODE_RECOVERY_EXCLUDE_LABEL (github-runner.exadev.io/no-recovery):\n"
+    "                           a node labelled KEY=true is never tainted or deleted\n"
     "  --storm-cooldown SECONDS NODE_RECOVERY_STORM_COOLDOWN (the taint threshold): the guard\n"
     "                           keeps holding this long after the count is back within the limit\n";
 
@@ -314,8 +357,8 @@ static void say_start(const struct settings *s, const struct kube_target *t)
 	else
 		snprintf(storm, sizeof storm, "storm guard above %s Unknown (cooldown %llds)",
 		    limit_text(s, lim, sizeof lim), (long long)s->storm_cooldown);
-	say("noderecover %s starting: taint after %llds, %s, %s, annotation %s, self node %s%s%s, poll %llds, page size %ld; cluster %s%s%s from %s, authenticating with %s",
-	    NODERECOVER_VERSION, (long long)s->taint_after, prune, storm, s->annotation,
+	say("noderecover %s starting: taint after %llds, %s, %s, opt-out label %s=true, annotation %s, self node %s%s%s, poll %llds, page size %ld; cluster %s%s%s from %s, authenticating with %s",
+	    NODERECOVER_VERSION, (long long)s->taint_after, prune, storm, s->exclude_label, s->annotation,
 	    s->self_node[0] ? s->self_node : "unknown (set NODE_RECOVERY_SELF_NODE from spec.nodeName)",
 	    s->self_node[0] ? " from " : "", s->self_node[0] ? s->self_source : "",
 	    (long long)s->poll, s->page_size, t->server,
@@ -328,7 +371,7 @@ int main(int argc, char **argv)
 	static struct settings s;
 	static struct kube_target t;
 	static struct kube kc;
-	struct policy_storm storm = { POLICY_STORM_OFF, 0 };
+	static struct carry carry;
 	char err[1024];
 	int failed;
 
@@ -363,12 +406,12 @@ int main(int argc, char **argv)
 
 	say_start(&s, &t);
 	if (s.mode == MODE_ONCE) {
-		failed = pass(&kc, &s, &storm) < 0;
+		failed = pass(&kc, &s, &carry) < 0;
 		kube_close(&kc);
 		return failed;
 	}
 	while (!stop) {
-		pass(&kc, &s, &storm);
+		pass(&kc, &s, &carry);
 		for (int64_t i = 0; i < s.poll * 10 && !stop; i++) {
 			struct timespec ts = { 0, 100000000 };
 			nanosleep(&ts, NULL);

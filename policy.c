@@ -55,6 +55,14 @@ int policy_node(const struct node_facts *f, const struct policy_settings *s, int
 			v->action = POLICY_DELETE;
 		}
 	}
+	/* An opted-out node is neither tainted nor deleted (nor refused: it is not ours to
+	 * prune), but our own taint still comes off once it is Ready. */
+	if (f->excluded && v->action != POLICY_CLEAR) {
+		v->excluded = v->action;
+		v->action = POLICY_NONE;
+		v->refusal = POLICY_ALLOWED;
+		return v->excluded != POLICY_NONE;
+	}
 	return v->action != POLICY_NONE || v->refusal != POLICY_ALLOWED;
 }
 

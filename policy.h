@@ -84,6 +84,7 @@ struct policy_verdict {
 	enum policy_refusal refusal;  /* a refused delete fails the pass */
 	enum policy_action fallback;  /* what to do instead if the delete is refused at resolve time */
 	enum policy_action held;      /* a taint or delete the storm guard held back, else NONE */
+	enum policy_action excluded;  /* a taint or delete not done: the node opted out, else NONE */
 	int64_t unknown_for;          /* seconds Ready has been Unknown; -1 when it is not */
 };
 
@@ -98,6 +99,8 @@ void policy_summary_add(struct policy_summary *sum, const struct node_facts *f);
 
 /*
  * Decides for one node. A POLICY_DELETE here is provisional: policy_resolve confirms it.
+ * A node that opted out (f->excluded) gets no taint and no delete, only v->excluded saying
+ * which it would have had; our own taint on it is still cleared.
  * Returns nonzero when the node needs anything done or said (keep its facts), else 0.
  */
 int policy_node(const struct node_facts *f, const struct policy_settings *s, int64_t now,

@@ -13,6 +13,7 @@
 
 #define DEFAULT_PRUNE_LABEL "github-runner.exadev.io/removable"
 #define DEFAULT_ANNOTATION "github-runner.exadev/out-of-service-applied-at"
+#define DEFAULT_EXCLUDE_LABEL "github-runner.exadev.io/no-recovery"
 #define DEFAULT_MAX_UNKNOWN_PERCENT 50
 #define MAX_UNKNOWN_COUNT 1000000000
 #define DEFAULT_POLL 15
@@ -28,7 +29,7 @@ struct opt {
 
 enum {
 	O_TAINT, O_PRUNE, O_LABEL, O_ANNOTATION, O_SELF, O_POLL, O_KUBECONFIG, O_SERVER, O_CA,
-	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_COUNT
+	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_EXCLUDE, O_COUNT
 };
 
 static const struct opt opts[O_COUNT] = {
@@ -46,6 +47,7 @@ static const struct opt opts[O_COUNT] = {
 	[O_PAGE] = { "--page-size", NULL },
 	[O_MAX_UNKNOWN] = { "--max-unknown", "NODE_RECOVERY_MAX_UNKNOWN" },
 	[O_COOLDOWN] = { "--storm-cooldown", "NODE_RECOVERY_STORM_COOLDOWN" },
+	[O_EXCLUDE] = { "--exclude-label", "NODE_RECOVERY_EXCLUDE_LABEL" },
 };
 
 /* A whole number of seconds (digits only) no larger than max. */
@@ -212,6 +214,9 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 	s->storm_cooldown = s->taint_after;
 	if (val[O_COOLDOWN] && whole(val[O_COOLDOWN], SETTINGS_MAX_SECONDS, &s->storm_cooldown) < 0)
 		return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds", from[O_COOLDOWN], val[O_COOLDOWN]);
+	if (copy(s->exclude_label, sizeof s->exclude_label, val[O_EXCLUDE] ? val[O_EXCLUDE] : DEFAULT_EXCLUDE_LABEL) < 0 ||
+	    !qualified_name(s->exclude_label))
+		return text_fail(err, errlen, "%s '%.64s' is not a label key", from[O_EXCLUDE] ? from[O_EXCLUDE] : "--exclude-label", s->exclude_label);
 	if (copy(s->prune_label, sizeof s->prune_label, val[O_LABEL] ? val[O_LABEL] : DEFAULT_PRUNE_LABEL) < 0 ||
 	    !qualified_name(s->prune_label))
 		return text_fail(err, errlen, "%s '%.64s' is not a label key", from[O_LABEL] ? from[O_LABEL] : "--prune-label", s->prune_label);

@@ -23,6 +23,7 @@ struct settings {
 	long page_size;
 	char prune_label[SETTINGS_KEY_MAX + 1];
 	char annotation[SETTINGS_KEY_MAX + 1];
+	char exclude_label[SETTINGS_KEY_MAX + 1];
 	long max_unknown;             /* storm guard: at most this many Unknown nodes; 0: percent */
 	int max_unknown_percent;      /* 1..100 when max_unknown is 0; 100: the guard is off */
 	int64_t storm_cooldown;       /* seconds the guard holds after it lifts */

@@ -13,7 +13,7 @@
 #include "json.h"
 
 static const struct node_keys keys = { "github-runner.exadev.io/removable",
-	"github-runner.exadev/out-of-service-applied-at" };
+	"github-runner.exadev/out-of-service-applied-at", "github-runner.exadev.io/no-recovery" };
 
 struct ctx {
 	size_t cap;

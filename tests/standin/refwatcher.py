@@ -29,12 +29,13 @@ FLAGS = {"--taint-after": "NODE_RECOVERY_AFTER_SECONDS", "--prune-after": "NODE_
          "--self-node": "NODE_RECOVERY_SELF_NODE", "--poll": "NODE_RECOVERY_POLL_SECONDS",
          "--kubeconfig": "KUBECONFIG", "--server": None, "--ca-file": None, "--token-file": None,
          "--tls-server-name": None, "--page-size": None, "--max-unknown": "NODE_RECOVERY_MAX_UNKNOWN",
-         "--storm-cooldown": "NODE_RECOVERY_STORM_COOLDOWN"}
+         "--storm-cooldown": "NODE_RECOVERY_STORM_COOLDOWN", "--exclude-label": "NODE_RECOVERY_EXCLUDE_LABEL"}
 DEFAULTS = {"--prune-label": "github-runner.exadev.io/removable",
             "--annotation": "github-runner.exadev/out-of-service-applied-at", "--poll": "15",
-            "--page-size": "500", "--max-unknown": "50%"}
+            "--page-size": "500", "--max-unknown": "50%", "--exclude-label": "github-runner.exadev.io/no-recovery"}
 stop = False
 storm = {"phase": "off", "since": 0.0}
+told = set()  # opted-out nodes already logged
 
 
 def log(msg):
@@ -193,6 +194,15 @@ def one_pass(s, cl):
     def hold():
         held[0] = True
         return holding
+    telling = set()
+
+    def excluded(name, labels, verb):
+        if labels.get(s["exclude"]) != "true":
+            return False
+        telling.add(name)
+        if name not in told:
+            log("Not %s %s: it carries %s=true, so it is left as it is" % (verb, name, s["exclude"]))
+        return True
     voters = 0
     for n in nodes:
         md, r = node_facts(n)
@@ -222,6 +232,11 @@ def one_pass(s, cl):
         if r.get("status") != "Unknown":
             continue
         age = since(r)
+        if s["prune"] is not None and age >= s["prune"] and labels.get(s["label"]) == "true" and \
+                excluded(name, labels, "deleting"):
+            continue
+        if age >= s["taint"] and not oos and excluded(name, labels, "tainting"):
+            continue
         if s["prune"] is not None and age >= s["prune"] and labels.get(s["label"]) == "true" and hold():
             continue
         if s["prune"] is not None and age >= s["prune"] and labels.get(s["label"]) == "true":
@@ -258,6 +273,8 @@ def one_pass(s, cl):
         ops.append({"op": "add", "path": "/metadata/annotations/" + esc(s["ann"]), "value": now}
                    if "annotations" in md else {"op": "add", "path": "/metadata/annotations", "value": {s["ann"]: now}})
         ok &= act_patch(cl, name, ops, "Tainting", "Tainted %s %s=nodeshutdown:NoExecute: not reporting for %ds" % (name, OOS, age))
+    told.clear()
+    told.update(telling)
     return ok and not (holding and held[0])
 
 
@@ -320,6 +337,7 @@ def main(argv):
     if not re.fullmatch(r"([1-9][0-9]{0,8}|([1-9][0-9]?|100)%)", val["--max-unknown"]):
         refuse("--max-unknown (NODE_RECOVERY_MAX_UNKNOWN) '%s' is neither a number of nodes nor a percentage" % val["--max-unknown"])
     s["max_unknown"] = val["--max-unknown"]
+    s["exclude"] = val["--exclude-label"]
     s["cooldown"] = whole("--storm-cooldown", val["--storm-cooldown"]) if "--storm-cooldown" in val else s["taint"]
     if s["poll"] < 1 or s["page"] < 1:
         refuse("--poll and --page-size must be at least 1" if s["poll"] < 1 else "--page-size must be at least 1")

@@ -14,7 +14,7 @@
 #define ANN "github-runner.exadev/out-of-service-applied-at"
 #define PRUNE "github-runner.exadev.io/removable"
 
-static const struct node_keys keys = { PRUNE, ANN };
+static const struct node_keys keys = { PRUNE, ANN, NULL };
 
 /* Reads json/NAME once into a slot of its own, which then stays valid for the whole run. */
 static const char *fixture(const char *name, size_t *len)
@@ -151,8 +151,8 @@ static void t_escaped(void)
 
 static void t_keys_configurable(void)
 {
-	struct node_keys other = { "node-role.kubernetes.io/runner", "k3s.io/node-args" };
-	struct node_keys none = { NULL, NULL };
+	struct node_keys other = { "node-role.kubernetes.io/runner", "k3s.io/node-args", NULL };
+	struct node_keys none = { NULL, NULL, NULL };
 	struct node_facts f;
 	size_t n;
 	const char *s = fixture("agent-2-unknown.json", &n);
@@ -162,6 +162,24 @@ static void t_keys_configurable(void)
 	s = fixture("agent-3-tainted.json", &n);
 	check(json_node_facts(s, n, &none, &f) == 0);
 	check(f.removable == 0 && f.our_annotation == 0 && f.oos_taint == 1);
+}
+
+/* The opt-out label is read under its configured key, and only the value "true" opts out. */
+static void t_exclude_label(void)
+{
+	struct node_keys runner = { PRUNE, ANN, "node-role.kubernetes.io/runner" };
+	struct node_keys etcd = { PRUNE, ANN, NODE_LABEL_ETCD };
+	struct node_facts f;
+	size_t n;
+	const char *s = fixture("agent-2-unknown.json", &n);
+
+	check(json_node_facts(s, n, &keys, &f) == 0);
+	check(f.excluded == 0);
+	check(json_node_facts(s, n, &runner, &f) == 0);
+	check(f.excluded == 1);
+	s = fixture("etcd-6-escaped.json", &n);
+	check(json_node_facts(s, n, &etcd, &f) == 0);
+	check(f.excluded == 1 && f.etcd_voter == 1);
 }
 
 #define META "\"metadata\":{\"name\":\"n\",\"uid\":\"u\",\"resourceVersion\":\"1\""
@@ -374,7 +392,7 @@ static void t_labels_values(void)
 	check(facts_str("{\"spec\":{\"labels\":{\"" PRUNE "\":\"true\"}}," META ",\"x\":{\"labels\":{\"" PRUNE "\":\"true\"}}}}", &f) == 0);
 	check(f.removable == 0);
 	/* an escaped surrogate pair and a lone surrogate (U+FFFD) compare as their UTF-8 */
-	struct node_keys k2 = { "a\xf0\x9f\x9a\x80", "b\xef\xbf\xbd" };
+	struct node_keys k2 = { "a\xf0\x9f\x9a\x80", "b\xef\xbf\xbd", NULL };
 	check(json_node_facts("{" META ",\"labels\":{\"a\\ud83d\\ude80\":\"true\"},\"annotations\":{\"b\\ud83d\":\"\"}}}",
 	    strlen("{" META ",\"labels\":{\"a\\ud83d\\ude80\":\"true\"},\"annotations\":{\"b\\ud83d\":\"\"}}}"), &k2, &f) == 0);
 	check(f.removable == 1 && f.our_annotation == 1);
@@ -1202,6 +1220,7 @@ static const struct test tests[] = {
 	{ "bare", t_bare },
 	{ "escaped", t_escaped },
 	{ "keys_configurable", t_keys_configurable },
+	{ "exclude_label", t_exclude_label },
 	{ "minimal", t_minimal },
 	{ "refused", t_refused },
 	{ "name_on_error", t_name_on_error },

@@ -364,7 +364,7 @@ static void on_restart(void *ctx)
 
 static void t_list_yields_facts(void)
 {
-	struct node_keys keys = { "github-runner.exadev.io/removable", ANNOTATION };
+	struct node_keys keys = { "github-runner.exadev.io/removable", ANNOTATION, NULL };
 	struct seen s = { 0 };
 	char got[8192];
 

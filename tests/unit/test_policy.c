@@ -159,6 +159,40 @@ static void t_no_name(void)
 	check(v.action == POLICY_NONE);
 }
 
+/* must-fail: an opted-out node is never tainted or deleted; our taint on it is still cleared. */
+static void t_excluded(void)
+{
+	static const struct {
+		struct row r;
+		enum policy_action excluded;
+		int keep;
+	} xs[] = {
+		{ { "must-fail: not tainted", "a", RDY_U, 3600, 0, 0, 0, 0, 0, 0, 3, POLICY_NONE, POLICY_ALLOWED }, POLICY_TAINT, 1 },
+		{ { "must-fail: not deleted", "a", RDY_U, P, 0, 0, 1, 0, 0, P, 3, POLICY_NONE, POLICY_ALLOWED }, POLICY_DELETE, 1 },
+		{ { "must-fail: not deleted, already tainted by us", "a", RDY_U, P, 1, 1, 1, 0, 0, P, 3, POLICY_NONE, POLICY_ALLOWED }, POLICY_DELETE, 1 },
+		{ { "not refused either: a control-plane node opted out", "a", RDY_U, P, 0, 0, 1, 1, 0, P, 3, POLICY_NONE, POLICY_ALLOWED }, POLICY_TAINT, 1 },
+		{ { "our taint cleared once Ready", "a", RDY_T, -1, 1, 1, 0, 0, 0, 0, 3, POLICY_CLEAR, POLICY_ALLOWED }, POLICY_NONE, 1 },
+		{ { "nothing to say before the threshold", "a", RDY_U, T - 1, 0, 0, 0, 0, 0, 0, 3, POLICY_NONE, POLICY_ALLOWED }, POLICY_NONE, 0 },
+		{ { "nothing to say when Ready", "a", RDY_T, -1, 0, 0, 0, 0, 0, 0, 3, POLICY_NONE, POLICY_ALLOWED }, POLICY_NONE, 0 },
+	};
+	for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+		const struct row *r = &xs[i].r;
+		struct policy_settings s = { T, r->prune_after, "self" };
+		struct policy_summary sum = { 10, 1, r->etcd_ready };
+		struct node_facts f;
+		struct policy_verdict v;
+
+		node_from_row(r, &f);
+		f.excluded = 1;
+		int keep = policy_node(&f, &s, NOW, &v);
+		policy_resolve(&v, &sum, 0);
+		if (!check(v.action == r->want) || !check(v.refusal == r->refusal) ||
+		    !check(v.excluded == xs[i].excluded) || !check(keep == xs[i].keep))
+			fprintf(stderr, "  row: %s (action %d refusal %d excluded %d keep %d)\n", r->what, v.action,
+			    v.refusal, v.excluded, keep);
+	}
+}
+
 /* The limit: a count as given, or floor(P% x listed) never below 1; 100% is off. */
 static void t_unknown_limit(void)
 {
@@ -364,6 +398,7 @@ static const struct test tests[] = {
 	{ "summary", t_summary },
 	{ "future_transition", t_future_transition },
 	{ "no_name", t_no_name },
+	{ "excluded", t_excluded },
 	{ "unknown_limit", t_unknown_limit },
 	{ "storm_holds", t_storm_holds },
 	{ "storm_not_engaged", t_storm_not_engaged },

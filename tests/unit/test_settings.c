@@ -89,6 +89,9 @@ static void t_storm_guard(void)
 	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60"), NULL) == 0);
 	check(s.max_unknown == 0 && s.max_unknown_percent == 50);
 	check(s.storm_cooldown == 60);
+	check(strcmp(s.exclude_label, "github-runner.exadev.io/no-recovery") == 0);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_EXCLUDE_LABEL", "example.com/keep"), NULL) == 0);
+	check(strcmp(s.exclude_label, "example.com/keep") == 0);
 	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_MAX_UNKNOWN", "7"), NULL) == 0);
 	check(s.max_unknown == 7 && s.max_unknown_percent == 0);
 	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_MAX_UNKNOWN", "7"),
@@ -140,6 +143,8 @@ static void t_refusals(void)
 		{ NULL, NULL, { "--taint-after", "60", "--annotation", "/x" }, "--annotation" },
 		{ NULL, NULL, { "--taint-after", "60", "--server", "https://x" }, "--server" },
 		{ NULL, NULL, { "--taint-after", "60", "--token-file", "/t" }, "--token-file" },
+		{ NULL, NULL, { "--taint-after", "60", "--exclude-label", "no/such/key" }, "--exclude-label" },
+		{ "NODE_RECOVERY_EXCLUDE_LABEL", "-x", { "--taint-after", "60" }, "NODE_RECOVERY_EXCLUDE_LABEL" },
 		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "0" }, "--max-unknown" },
 		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "150%" }, "--max-unknown" },
 		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "-1" }, "--max-unknown" },
