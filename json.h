@@ -1,6 +1,8 @@
 /*
- * Reading Node lists and objects with jsmn, and writing small JSON documents.
- * The caller owns every buffer; nothing here allocates.
+ * Reading Kubernetes JSON strictly and without allocating, and writing small JSON documents.
+ * One notion of valid JSON (RFC 8259, strings valid UTF-8 without lone surrogates, nesting at
+ * most JSON_DEPTH_MAX): the scanner below checks it for every byte it is fed; jsmn then
+ * tokenizes only the parts a reader needs. The caller owns every buffer.
  */
 #ifndef JSON_H
 #define JSON_H
@@ -9,75 +11,89 @@
 #include <stdint.h>
 #include "node.h"
 
-/* The configurable keys json_node_facts looks for. Both must stay valid while used. */
-struct json_keys {
-	const char *prune_label;  /* label whose value "true" marks a node removable */
-	const char *annotation;   /* annotation that marks the out-of-service taint as ours */
+#define JSON_DEPTH_MAX 64
+#define JSON_CONTINUE_MAX 4096
+
+/*
+ * The members of a Node the scanner notes, as spans of its item (0 at: absent). metadata,
+ * spec and status are noted where their value starts; the others where it starts and ends.
+ * Nothing else is located: managedFields, images and the rest are only checked.
+ */
+enum json_member {
+	JSON_METADATA, JSON_SPEC, JSON_STATUS,
+	JSON_NAME, JSON_UID, JSON_RV, JSON_LABELS, JSON_ANNOTATIONS, /* in metadata */
+	JSON_TAINTS,      /* in spec */
+	JSON_CONDITIONS,  /* in status */
+	JSON_MEMBERS
+};
+struct json_span {
+	size_t at, end;
 };
 
 /*
- * Reads one Node object (obj[0..len), a complete JSON object) into *f.
- * Returns 0, or -1 when the text is not valid JSON, when labels, annotations, spec.taints or
- * status.conditions has more tokens than the fixed pool (JSON_TOKENS), or when it lacks
- * metadata.name, metadata.uid or metadata.resourceVersion (or one is longer than its field in
- * struct node_facts). The object, metadata, spec and status are read with the full grammar;
- * values never read (managedFields, images, ...) are only checked for well-formed strings and
- * matching brackets (nesting at most 64), which is how they are passed over fast.
- * Also -1 (the node is unreadable, nothing may be done to it): a member it reads that has the
- * wrong type (metadata, spec, status, labels, annotations not objects; taints, conditions not
- * arrays; a label or annotation value, a taint key, a condition's type or status not a string),
- * a key it reads that appears twice in one object, or two Ready conditions. A member that is
- * null counts as absent. Keys and values are compared after unescaping.
- * Ready's status other than True, False, Unknown is NODE_READY_NONE; a lastTransitionTime
- * that is absent, null or not RFC 3339 is ready_since -1.
- * On -1, f->name holds the name when it could be read, else "".
- * The token pool (JSON_TOKENS * 20 bytes) is static: not reentrant. It holds the largest one of
- * those four members (a k3s node's largest, its conditions, uses about 70 tokens; 16384 is
- * some 8000 labels), so a node's size is bounded by the caller's buffer, not by the pool.
+ * One element of a NodeList's items, as the scanner hands it over: its bytes p[0..len) in the
+ * caller's buffer, or p NULL when it was larger than the buffer (len is then its size), and
+ * where the members above lie in it. Valid only during the item() call.
  */
-#define JSON_TOKENS 16384
-int json_node_facts(const char *obj, size_t len, const struct json_keys *k, struct node_facts *f);
+struct json_item {
+	const char *p;
+	size_t len;
+	int index;                          /* its place in items, from 1 */
+	struct json_span m[JSON_MEMBERS];
+	unsigned twice;                     /* bit j: member j appeared twice in its object */
+};
+typedef int (*json_item_fn)(void *ctx, const struct json_item *it);
 
 /*
- * Splits a NodeList body, fed as it arrives in pieces of any size, into its items.
- * Each complete element of the top-level "items" array is copied into the caller's buffer
- * and handed to item() as soon as it closes; the bytes are dropped after it returns. An element
- * longer than the buffer is skipped (the scan goes on) and reported, when it closes, with
- * obj == NULL and len = its whole size. Elements must be objects.
- * metadata.continue is kept in cont, unescaped ("" when absent); one longer than
- * JSON_CONTINUE_MAX bytes is an error. The list's metadata may come before or after items.
- * Strings, escapes and brackets are checked everywhere; the grammar of objects and arrays is
- * checked outside the items (each item is checked when json_node_facts reads it), but a bare
- * number, true, false or null there is only scanned to its end, not validated: nothing in the
- * envelope but "items" and "continue" is used. Nesting is bounded at 64.
- * json_node_facts, called from item() on exactly (obj, len) unchanged, passes over the item's
- * nested members by where the splitter saw them end instead of scanning them again.
- * Memory: the struct (about 5.3 KB) and the caller's buffer; nothing else.
+ * Reads one item into *f. Returns 0, or -1 with one line in why[0..whylen) saying which member,
+ * what was wrong and at what byte of the item, e.g. "status.conditions[2].status is a number,
+ * not a string (byte 8123)". The node is unreadable (nothing may be done to it) when:
+ * it was larger than the buffer; it lacks metadata.name, metadata.uid or
+ * metadata.resourceVersion, or one is empty, holds a NUL or is longer than its field in
+ * struct node_facts; a member it reads has the wrong type (metadata, spec, status, labels,
+ * annotations not objects; taints, conditions not arrays, their elements not objects; a label or
+ * annotation value, a taint key, a condition's type or status not a string); a key it reads
+ * appears twice in one object (the API server's decoder keeps the last, a first-wins reader the
+ * first: we never act on a guess between them); there are two Ready conditions; or labels,
+ * annotations, taints or conditions need more than JSON_TOKENS tokens (about 8000 labels).
+ * A member that is null counts as absent. Keys and values are compared after unescaping.
+ * Ready's status other than True, False, Unknown is NODE_READY_NONE; a lastTransitionTime that
+ * is absent, null or not RFC 3339 is ready_since -1. On -1, f->name holds the name when it
+ * could be read, else "".
+ * The token pool (JSON_TOKENS * 16 bytes) is static, in json.c: one reader at a time. Only the
+ * pages a node's largest member needs are touched (a k3s node: under 100 tokens).
  */
-#define JSON_CONTINUE_MAX 4096
-#define JSON_SPANS 64
-typedef int (*json_item_fn)(void *ctx, const char *obj, size_t len);
+#define JSON_TOKENS 16384
+int json_node_facts(const struct json_item *it, const struct node_keys *k, struct node_facts *f,
+    char *why, size_t whylen);
+
+/*
+ * The scanner: splits a NodeList body, fed as it arrives in pieces of any size, into its items,
+ * checking every byte against the grammar. Each element of the top-level "items" array (it
+ * must be an object) is copied into the caller's buffer and handed to item() when it closes; an
+ * element longer than the buffer is checked to its end and handed over with p NULL.
+ * metadata.continue is kept in cont, unescaped ("" when absent); one longer than
+ * JSON_CONTINUE_MAX bytes as written is an error, and so are items or metadata.continue
+ * appearing twice or of the wrong type. The list's metadata may come before or after items.
+ * Memory: the struct (about 4.6 KB) and the caller's buffer; nothing else.
+ */
 struct json_list {
 	char *buf;                /* caller's buffer for one item */
-	size_t cap, len;
+	size_t cap;
 	json_item_fn item;
 	void *ctx;
 	char cont[JSON_CONTINUE_MAX + 1];
-	int nitems;               /* items handed to item() so far, including skipped ones */
-	char err[128];            /* why feed or end failed */
-	/* scanner state, private */
-	int st, where, key_is, seen, rs, raw_base, in_item, skipping, depth, hex, esc, full;
+	int nitems;               /* items handed to item() so far, including oversized ones */
+	char err[160];            /* why feed or end failed */
+	/* private: where the scan is */
+	int st, sub, depth, key, capture, full, seen, in_item, skipping;
 	uint64_t arrays;          /* bit d: the container at depth d + 1 is an array */
-	uint32_t u, hi;           /* \u escape being read; pending high surrogate */
-	size_t size, keylen, contlen, off;
-	char key[16];
-	/*
-	 * Where each object or array opening at depth 1 or 2 of the current item (managedFields,
-	 * images, ...) starts and ends in it, in the order they open; the first JSON_SPANS only.
-	 */
-	struct { size_t at, end; } spans[JSON_SPANS];
-	int nspans, span_open[2]; /* span_open[d]: the open one at item depth d + 1, or -1 */
-	size_t span_base;         /* item offset minus chunk index, while this chunk is scanned */
+	uint32_t u;               /* the \u escape being read */
+	const char *lit;          /* the literal being read */
+	size_t off, size, mark, caplen;
+	unsigned char kind[6], memb[6];   /* what the container at depth d < 6 is; its member being read */
+	char keybuf[96];          /* a key of the envelope or of an item's first levels, as written */
+	struct json_item it;
 };
 void json_list_init(struct json_list *l, char *buf, size_t cap, json_item_fn item, void *ctx);
 /*
@@ -86,16 +102,22 @@ void json_list_init(struct json_list *l, char *buf, size_t cap, json_item_fn ite
  */
 int json_list_feed(struct json_list *l, const char *p, size_t n);
 /*
- * After the last byte: 0 if the document was one complete object with an items array, else -1
+ * After the last byte: 0 if the body was one complete object with an items array, else -1
  * (reason in l->err, e.g. "body ended inside the node list").
  */
 int json_list_end(struct json_list *l);
 
 /*
+ * Whether s[0..len) is exactly one valid JSON value (whitespace around it allowed), by the
+ * scanner's grammar. Returns 0, or -1 with the reason and byte in why[0..whylen).
+ */
+int json_check(const char *s, size_t len, char *why, size_t whylen);
+
+/*
  * Reads a Status object's reason and message (for a refused request), each unescaped and
  * cut at a character boundary to fit its buffer, control characters made spaces so either is
- * safe in one log line. Returns 0 ("" for a member that is absent or not a string), or -1 when
- * the body is not a JSON object (then both are "").
+ * safe in one log line; the first of a key written twice counts. Returns 0 ("" for a member
+ * that is absent or not a string), or -1 when the body is not a valid JSON object (then both "").
  */
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen);
 

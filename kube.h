@@ -37,8 +37,9 @@ enum kube_result {
 };
 
 struct kube;
-/* Called for each Node object of a list, or with obj == NULL for one too large to read (len: its size so far). Nonzero stops the list. */
-typedef int (*kube_node_fn)(void *ctx, const char *obj, size_t len);
+/* Called for each Node object of a list, as json.h's scanner hands it over (p NULL: too large to read). Nonzero stops the list. */
+struct json_item;
+typedef int (*kube_node_fn)(void *ctx, const struct json_item *it);
 /* Called when a list restarts from the first page (410 Expired): forget what the earlier pages said. */
 typedef void (*kube_restart_fn)(void *ctx);
 

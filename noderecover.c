@@ -70,7 +70,7 @@ struct kept {
 
 /* What one pass has learnt so far. */
 struct pass {
-	struct json_keys keys;
+	struct node_keys keys;
 	struct policy_settings rules;
 	int64_t now;
 	struct policy_summary sum;
@@ -88,23 +88,17 @@ static void on_restart(void *ctx)
 	p->seen = 0;
 }
 
-static int on_node(void *ctx, const char *obj, size_t len)
+static int on_node(void *ctx, const struct json_item *it)
 {
 	static struct kept spill;   /* a node past KEEP_MAX: decided, counted, not kept */
 	struct pass *p = ctx;
 	struct kept *k = p->nkept < KEEP_MAX ? &p->kept[p->nkept] : &spill;
-	char name[NODE_NAME_MAX + 1];
+	char name[NODE_NAME_MAX + 1], why[200];
 
 	p->seen++;
-	if (!obj) {
-		say("Skipped node %ld of the list: its object is over %d KiB (read %zu bytes), more than noderecover reads; it is not acted on this pass",
-		    p->seen, NODE_OBJECT_MAX / 1024, len);
-		p->unreadable++;
-		return 0;
-	}
-	if (json_node_facts(obj, len, &p->keys, &k->f) < 0) {
-		say("Could not read node %s (item %ld of the list): not a Node object noderecover understands; it is not acted on this pass",
-		    k->f.name[0] ? printable(k->f.name, name, sizeof name) : "without a name", p->seen);
+	if (json_node_facts(it, &p->keys, &k->f, why, sizeof why) < 0) {
+		say("Could not read node %s (item %ld of the list): %s; it is not acted on this pass",
+		    k->f.name[0] ? printable(k->f.name, name, sizeof name) : "without a name", p->seen, why);
 		p->unreadable++;
 		return 0;
 	}
@@ -193,7 +187,7 @@ static int pass(struct kube *kc, const struct settings *s)
 	static char nodebuf[NODE_OBJECT_MAX];
 	int failed;
 
-	p.keys = (struct json_keys){ s->prune_label, s->annotation };
+	p.keys = (struct node_keys){ s->prune_label, s->annotation };
 	p.rules = (struct policy_settings){ s->taint_after, s->prune_after, s->self_node };
 	p.now = time(NULL);
 	on_restart(&p);
