@@ -256,6 +256,8 @@ static int fail(struct json_list *l, size_t i, const char *why)
 {
 	size_t at = l->off + i;
 
+	l->reason = why;
+	l->err_at = at;
 	if (l->in_item)
 		snprintf(l->err, sizeof l->err, "malformed %s at byte %zu (byte %zu of item %d): %s",
 		    l->kind[0] == C_DOC ? "node list" : "JSON", at, l->size + i - l->mark, l->nitems + 1, why);
@@ -745,30 +747,29 @@ int json_list_end(struct json_list *l)
 	if (l->st == S_NUM && l->depth == 0 && (l->sub == N_ZERO || l->sub == N_INT || l->sub == N_FRAC ||
 	    l->sub == N_EXP))
 		l->st = S_DONE;
-	if (l->st != S_DONE) {
-		snprintf(l->err, sizeof l->err, "%s", l->off == 0 || (l->st == S_VALUE && l->depth == 0) ?
-		    "body was empty" : !list ? "body ended inside the document" :
-		    l->depth >= 2 && l->kind[2] == C_ITEMS ? "body ended inside the node list" :
-		    "body ended before the node list was complete");
-		l->st = S_FAILED;
-		return -1;
-	}
-	if (list && !(l->seen & K_ITEMS)) {
-		snprintf(l->err, sizeof l->err, "body has no items array: not a node list");
-		l->st = S_FAILED;
-		return -1;
-	}
-	return 0;
+	l->err_at = l->off;
+	if (l->st != S_DONE)
+		l->reason = l->off == 0 || (l->st == S_VALUE && l->depth == 0) ? "body was empty" :
+		    !list ? "the text ended early" : l->depth >= 2 && l->kind[2] == C_ITEMS ?
+		    "body ended inside the node list" : "body ended before the node list was complete";
+	else if (list && !(l->seen & K_ITEMS))
+		l->reason = "body has no items array: not a node list";
+	else
+		return 0;
+	snprintf(l->err, sizeof l->err, "%s", l->reason);
+	l->st = S_FAILED;
+	return -1;
 }
 
-int json_check(const char *s, size_t len, char *why, size_t whylen)
+int json_check(const char *s, size_t len, size_t *at, char *why, size_t whylen)
 {
 	struct json_list l;
 
 	start(&l, C_OTHER);
 	if (json_list_feed(&l, s, len) == 0 && json_list_end(&l) == 0)
 		return 0;
-	snprintf(why, whylen, "%s", l.err);
+	*at = l.err_at;
+	snprintf(why, whylen, "%s", l.reason);
 	return -1;
 }
 
@@ -1160,7 +1161,7 @@ int json_status(const char *body, size_t len, char *reason, size_t rlen, char *m
 	char why[160];
 	struct doc d = { .why = why, .whylen = sizeof why };
 	int at[2];
-	size_t b = 0;
+	size_t b = 0, bad;
 
 	if (rlen)
 		reason[0] = '\0';
@@ -1168,7 +1169,7 @@ int json_status(const char *body, size_t len, char *reason, size_t rlen, char *m
 		msg[0] = '\0';
 	while (b < len && is_ws((unsigned char)body[b]))
 		b++;
-	if (json_check(body, len, why, sizeof why) < 0 || b == len || body[b] != '{' ||
+	if (json_check(body, len, &bad, why, sizeof why) < 0 || b == len || body[b] != '{' ||
 	    tokenize(&d, body + b, len - b, b, "the Status") < 0)
 		return -1;
 	/* Duplicates only blur a log line here, so take the first rather than lose the text. */

@@ -85,6 +85,8 @@ struct json_list {
 	char cont[JSON_CONTINUE_MAX + 1];
 	int nitems;               /* items handed to item() so far, including oversized ones */
 	char err[160];            /* why feed or end failed */
+	const char *reason;       /* the same, without where */
+	size_t err_at;            /* the byte of the body where it failed */
 	/* private: where the scan is */
 	int st, sub, depth, key, capture, full, seen, in_item, skipping;
 	uint64_t arrays;          /* bit d: the container at depth d + 1 is an array */
@@ -109,9 +111,10 @@ int json_list_end(struct json_list *l);
 
 /*
  * Whether s[0..len) is exactly one valid JSON value (whitespace around it allowed), by the
- * scanner's grammar. Returns 0, or -1 with the reason and byte in why[0..whylen).
+ * scanner's grammar. Returns 0, or -1 with the byte where it went wrong in *at (len when the
+ * text ended early) and the reason in why[0..whylen), e.g. "expected ':' after a key".
  */
-int json_check(const char *s, size_t len, char *why, size_t whylen);
+int json_check(const char *s, size_t len, size_t *at, char *why, size_t whylen);
 
 /*
  * Reads a Status object's reason and message (for a refused request), each unescaped and

@@ -153,7 +153,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* one grammar: a list the scanner took is valid JSON */
 	char why[160];
-	if (json_check(body, n, why, sizeof why) == 0 ? 0 : a.r == 0)
+	size_t at;
+	if (json_check(body, n, &at, why, sizeof why) == 0 ? 0 : a.r == 0 || at > n)
 		bug("json_check refused a list the scanner accepted");
 
 	size_t rlen = 1 + (stsel & 0x0f) * 4, mlen = 1 + (stsel >> 4) * 16;

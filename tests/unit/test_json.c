@@ -1195,16 +1195,18 @@ static void t_check(void)
 	static const char *const bad[] = { "", " ", "{", "{}}", "{} {}", "[1,]", "01", "\"\\ud800\"", "[1 2]", "nul",
 		"{\"a\":1,}", "1.", "\"\xff\"" };
 	char w[160];
+	size_t at;
 
 	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
-		if (!check(json_check(good[i], strlen(good[i]), w, sizeof w) == 0))
+		if (!check(json_check(good[i], strlen(good[i]), &at, w, sizeof w) == 0))
 			fprintf(stderr, "  refused %s: %s\n", good[i], w);
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		w[0] = '\0';
-		if (!check(json_check(bad[i], strlen(bad[i]), w, sizeof w) == -1 && w[0]))
+		if (!check(json_check(bad[i], strlen(bad[i]), &at, w, sizeof w) == -1 && w[0] && at <= strlen(bad[i])))
 			fprintf(stderr, "  accepted %s\n", bad[i]);
 	}
-	check(json_check("[1,]", 4, w, sizeof w) == -1 && strcmp(w, "malformed JSON at byte 3: expected a value") == 0);
+	check(json_check("[1,]", 4, &at, w, sizeof w) == -1 && at == 3 && strcmp(w, "expected a value") == 0);
+	check(json_check("[1,", 3, &at, w, sizeof w) == -1 && at == 3 && strcmp(w, "the text ended early") == 0);
 }
 
 static const struct test tests[] = {
