@@ -28,7 +28,7 @@
 
 static jsmntok_t pool[JSON_TOKENS];
 
-static int is_ws(int c)
+static inline int is_ws(int c)
 {
 	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
@@ -117,11 +117,14 @@ static int str_eq(const char *s, size_t n, const char *lit, size_t ln)
 	unsigned char u[4];
 	size_t i, j = 0;
 
-	/* Unescaping never lengthens: \X gives 1 byte, \uXXXX at most 3, a pair of them 4. */
-	if (n < ln)
-		return 0;
-	if (!memchr(s, '\\', n))
+	/*
+	 * Unescaping shortens: \X gives 1 byte, \uXXXX at most 3, a pair of them 4. So a text as
+	 * long as lit is lit only as written, and a longer one only if it holds an escape.
+	 */
+	if (n <= ln)
 		return n == ln && memcmp(s, lit, n) == 0;
+	if (!memchr(s, '\\', n))
+		return 0;
 	for (i = 0; i < n;) {
 		int k = next_char(s, n, &i, u);
 		if ((size_t)k > ln - j || memcmp(lit + j, u, (size_t)k) != 0)
@@ -244,9 +247,9 @@ enum {
 /* In S_NUM, sub is where: after '-', after a leading 0, in digits, after '.', ... */
 enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
 /* What a container is, at depth < 6; every container inside an OTHER one is OTHER. */
-enum { C_OTHER, C_DOC, C_TOP, C_ENVMETA, C_ITEMS, C_ITEM, C_META, C_SPEC, C_STATUS };
-/* Keys of the envelope; an item's are JSON_* + K_MEMBER. */
-enum { K_NONE, K_ITEMS, K_ENVMETA, K_CONT, K_MEMBER };
+enum { C_OTHER, C_DOC, C_TOP, C_ENVMETA, C_ITEMS, C_ITEM, C_META, C_SPEC, C_STATUS, C_LABELS, C_ANNS };
+/* Keys of the envelope; in an item a key is a mask of the members (1 << JSON_*) it names. */
+enum { K_NONE, K_ITEMS, K_ENVMETA, K_CONT };
 /* The string being read: 0 a value, 1 a key; capture: 0, into keybuf, into cont. */
 enum { CAP_NONE, CAP_KEY, CAP_CONT };
 
@@ -268,25 +271,35 @@ static int fail(struct json_list *l, size_t i, const char *why)
 	return -1;
 }
 
+#define KEY(cx, key, lit) { cx, key, lit, sizeof lit - 1 }
 static const struct {
-	int ctx, key;
+	unsigned char ctx, key;
 	const char *s;
+	size_t n;
 } known_keys[] = {
-	{ C_TOP, K_ITEMS, "items" }, { C_TOP, K_ENVMETA, "metadata" }, { C_ENVMETA, K_CONT, "continue" },
-	{ C_ITEM, K_MEMBER + JSON_METADATA, "metadata" }, { C_ITEM, K_MEMBER + JSON_SPEC, "spec" },
-	{ C_ITEM, K_MEMBER + JSON_STATUS, "status" }, { C_META, K_MEMBER + JSON_NAME, "name" },
-	{ C_META, K_MEMBER + JSON_UID, "uid" }, { C_META, K_MEMBER + JSON_RV, "resourceVersion" },
-	{ C_META, K_MEMBER + JSON_LABELS, "labels" }, { C_META, K_MEMBER + JSON_ANNOTATIONS, "annotations" },
-	{ C_SPEC, K_MEMBER + JSON_TAINTS, "taints" }, { C_STATUS, K_MEMBER + JSON_CONDITIONS, "conditions" },
+	KEY(C_TOP, K_ITEMS, "items"), KEY(C_TOP, K_ENVMETA, "metadata"), KEY(C_ENVMETA, K_CONT, "continue"),
+	KEY(C_ITEM, JSON_METADATA, "metadata"), KEY(C_ITEM, JSON_SPEC, "spec"), KEY(C_ITEM, JSON_STATUS, "status"),
+	KEY(C_META, JSON_NAME, "name"), KEY(C_META, JSON_UID, "uid"), KEY(C_META, JSON_RV, "resourceVersion"),
+	KEY(C_META, JSON_LABELS, "labels"), KEY(C_META, JSON_ANNOTATIONS, "annotations"),
+	KEY(C_SPEC, JSON_TAINTS, "taints"), KEY(C_STATUS, JSON_CONDITIONS, "conditions"),
 };
 
-/* The key just read in a container of kind cx (its text in keybuf, unless it was too long). */
+/* The key just read (keybuf) in a container of kind cx: an envelope key, or a mask of members. */
 static int classify(const struct json_list *l, int cx)
 {
+	int mask = 0;
+
+	if (l->full)
+		return K_NONE;
+	if (cx == C_LABELS || cx == C_ANNS) {
+		for (int j = cx == C_LABELS ? 0 : 3; j < (cx == C_LABELS ? 3 : 4); j++)
+			if (l->look[j] && str_eq(l->keybuf, l->caplen, l->look[j], l->looklen[j]))
+				mask |= 1 << (JSON_CONTROL_PLANE + j);
+		return mask;
+	}
 	for (size_t j = 0; j < sizeof known_keys / sizeof known_keys[0]; j++)
-		if (known_keys[j].ctx == cx && !l->full &&
-		    str_eq(l->keybuf, l->caplen, known_keys[j].s, strlen(known_keys[j].s)))
-			return known_keys[j].key;
+		if (known_keys[j].ctx == cx && str_eq(l->keybuf, l->caplen, known_keys[j].s, known_keys[j].n))
+			return cx <= C_ENVMETA ? known_keys[j].key : 1 << known_keys[j].key;
 	return K_NONE;
 }
 
@@ -357,14 +370,20 @@ static int value_in(struct json_list *l, int cx, int d, int c, size_t i)
 		l->mark = i;
 		return C_ITEM;
 	}
-	if (m >= K_MEMBER) {
-		struct json_span *sp = &l->it.m[m - K_MEMBER];
-		if (sp->at)
-			l->it.twice |= 1u << (m - K_MEMBER);
+	size_t at = l->size + i - l->mark;
+	if ((cx == C_LABELS || cx == C_ANNS) && c != '"' && !l->it.not_string[cx - C_LABELS])
+		l->it.not_string[cx - C_LABELS] = at;
+	for (int j = 0; m >> j; j++) {
+		if (!(m >> j & 1))
+			continue;
+		if (l->it.m[j].at)
+			l->it.twice |= 1u << j;
 		else
-			sp->at = l->size + i - l->mark;
-		if (c == '{' && m - K_MEMBER <= JSON_STATUS && cx == C_ITEM)
-			return C_META + m - K_MEMBER;
+			l->it.m[j].at = at;
+		if (c == '{' && j <= JSON_STATUS)
+			return C_META + j;
+		if (c == '{' && (j == JSON_LABELS || j == JSON_ANNOTATIONS))
+			return C_LABELS + j - JSON_LABELS;
 	}
 	return C_OTHER;
 }
@@ -396,8 +415,10 @@ static int value_done(struct json_list *l, int cx, int d, const char *p, size_t 
 		memcpy(raw, l->cont, l->caplen);
 		if (str_copy(raw, l->caplen, l->cont, sizeof l->cont) < 0)
 			return fail(l, i, "metadata.continue holds a NUL");
-	} else if (m >= K_MEMBER && !l->it.m[m - K_MEMBER].end) {
-		l->it.m[m - K_MEMBER].end = l->size + i - l->mark;
+	} else if (cx >= C_ITEM) {
+		for (int j = 0; m >> j; j++)
+			if ((m >> j & 1) && !l->it.m[j].end)
+				l->it.m[j].end = l->size + i - l->mark;
 	}
 	if (d < CTXN)
 		l->memb[d] = K_NONE;
@@ -411,9 +432,16 @@ static void start(struct json_list *l, int cx)
 	l->st = S_VALUE;
 }
 
-void json_list_init(struct json_list *l, char *buf, size_t cap, json_item_fn item, void *ctx)
+void json_list_init(struct json_list *l, char *buf, size_t cap, const struct node_keys *keys,
+    json_item_fn item, void *ctx)
 {
 	start(l, C_DOC);
+	l->look[0] = NODE_LABEL_CONTROL_PLANE;
+	l->look[1] = NODE_LABEL_ETCD;
+	l->look[2] = keys ? keys->prune_label : NULL;
+	l->look[3] = keys ? keys->annotation : NULL;
+	for (int j = 0; j < 4; j++)
+		l->looklen[j] = l->look[j] ? strlen(l->look[j]) : 0;
 	l->buf = buf;
 	l->cap = cap;
 	l->item = item;
@@ -679,7 +707,7 @@ utf8:
 	if (cx != C_OTHER) {
 		l->capture = CAP_NONE;
 		if (depth < CTXN)
-			l->memb[depth] = (unsigned char)classify(l, cx);
+			l->memb[depth] = (unsigned short)classify(l, cx);
 	}
 	if (i < n && p[i] == ':') {
 		i++;
@@ -902,7 +930,7 @@ static int lookup(const struct doc *d, int o, const char *const *names, int nn, 
 
 static const char *const member_path[JSON_MEMBERS] = {
 	"metadata", "spec", "status", "metadata.name", "metadata.uid", "metadata.resourceVersion",
-	"metadata.labels", "metadata.annotations", "spec.taints", "status.conditions",
+	"metadata.labels", "metadata.annotations", "", "", "", "", "spec.taints", "status.conditions",
 };
 
 /*
@@ -942,46 +970,42 @@ static int read_id(const struct json_item *it, int j, char *out, size_t cap, cha
 	return 0;
 }
 
-/* The members of the object at token 0, whose values must all be strings; lookup's terms. */
-static int string_map(const struct doc *d, const char *const *names, int nn, int *at, const char *path)
-{
-	for (int m = 0, k = 1; m < pool[0].size; m++, k += 2)
-		if (pool[k + 1].type != JSMN_STRING) {
-			char w[128];
-			snprintf(w, sizeof w, "%.*s", pool[k].end - pool[k].start, d->js + pool[k].start);
-			return wrong(d, k + 1, '"', path, -1, w);
-		}
-	return lookup(d, 0, names, nn, at, 0, path, -1);
-}
-
 static int tok_is(const struct doc *d, int i, const char *lit)
 {
 	return i >= 0 && pool[i].type == JSMN_STRING && tok_eq(d, i, lit);
 }
 
-static int read_labels(struct doc *d, const struct node_keys *k, struct node_facts *f)
+/* Whether the string member j of the item is present and decodes to lit. */
+static int span_is(const struct json_item *it, int j, const char *lit)
 {
-	const char *names[] = { NODE_LABEL_CONTROL_PLANE, NODE_LABEL_ETCD, k ? k->prune_label : NULL };
-	int at[3];
-
-	if (string_map(d, names, 3, at, "metadata.labels") < 0)
-		return -1;
-	f->control_plane = at[0] >= 0;
-	f->etcd = at[1] >= 0;
-	f->etcd_voter = tok_is(d, at[1], "true");
-	f->removable = tok_is(d, at[2], "true");
-	return 0;
+	const struct json_span *sp = &it->m[j];
+	return sp->at && sp->end - sp->at >= 2 && str_eq(it->p + sp->at + 1, sp->end - sp->at - 2, lit, strlen(lit));
 }
 
-static int read_annotations(struct doc *d, const struct node_keys *k, struct node_facts *f)
+/* Labels and annotations: the scanner noted the keys looked for and any value not a string. */
+static int read_maps(const struct json_item *it, const struct node_keys *k, struct node_facts *f, char *why,
+    size_t whylen)
 {
-	const char *names[] = { k ? k->annotation : NULL };
-	int at[1];
+	const char *key[] = { NODE_LABEL_CONTROL_PLANE, NODE_LABEL_ETCD, k ? k->prune_label : "", k ? k->annotation : "" };
 
-	f->has_annotations = 1;
-	if (string_map(d, names, 1, at, "metadata.annotations") < 0)
-		return -1;
-	f->our_annotation = at[0] >= 0;
+	for (int j = 0; j < 2; j++) {
+		const struct json_span *sp = &it->m[JSON_LABELS + j];
+		int c = sp->at ? it->p[sp->at] : 'n';
+		if (c != '{' && c != 'n')
+			return say(why, whylen, "%s is %s, not an object (byte %zu)", member_path[JSON_LABELS + j], what(c), sp->at);
+		if (it->not_string[j])
+			return say(why, whylen, "%s holds %s, not a string (byte %zu)", member_path[JSON_LABELS + j],
+			    what(it->p[it->not_string[j]]), it->not_string[j]);
+	}
+	for (int m = 0; m < 4; m++)
+		if (it->twice >> (JSON_CONTROL_PLANE + m) & 1)
+			return say(why, whylen, "%s.%s appears twice", m < 3 ? "metadata.labels" : "metadata.annotations", key[m]);
+	f->control_plane = it->m[JSON_CONTROL_PLANE].at != 0;
+	f->etcd = it->m[JSON_ETCD].at != 0;
+	f->etcd_voter = span_is(it, JSON_ETCD, "true");
+	f->removable = span_is(it, JSON_PRUNE, "true");
+	f->has_annotations = it->m[JSON_ANNOTATIONS].at && it->p[it->m[JSON_ANNOTATIONS].at] == '{';
+	f->our_annotation = it->m[JSON_OURS].at != 0;
 	return 0;
 }
 
@@ -1128,7 +1152,7 @@ int json_node_facts(const struct json_item *it, const struct node_keys *k, struc
 	if (!it->p)
 		return say(why, whylen, "its object is %zu bytes, more than the buffer holds", it->len);
 	for (int j = 0; j < JSON_MEMBERS; j++)
-		if (it->twice >> j & 1)
+		if ((it->twice >> j & 1) && member_path[j][0])
 			return say(why, whylen, "%s appears twice", member_path[j]);
 	const char *meta = it->m[JSON_METADATA].at ? it->p + it->m[JSON_METADATA].at : "n";
 	if (*meta != '{' && *meta != 'n')
@@ -1138,9 +1162,7 @@ int json_node_facts(const struct json_item *it, const struct node_keys *k, struc
 	    read_id(it, JSON_UID, f->uid, sizeof f->uid, why, whylen) < 0 ||
 	    read_id(it, JSON_RV, f->rv, sizeof f->rv, why, whylen) < 0)
 		return -1;
-	if ((r = member(&d, it, JSON_LABELS, '{')) < 0 || (r && read_labels(&d, k, f) < 0))
-		return -1;
-	if ((r = member(&d, it, JSON_ANNOTATIONS, '{')) < 0 || (r && read_annotations(&d, k, f) < 0))
+	if (read_maps(it, k, f, why, whylen) < 0)
 		return -1;
 	for (int j = JSON_SPEC; j <= JSON_STATUS; j++) {
 		const char *v = it->m[j].at ? it->p + it->m[j].at : "n";

@@ -13,17 +13,20 @@
 
 #define JSON_DEPTH_MAX 64
 #define JSON_CONTINUE_MAX 4096
+#define JSON_KEY_MAX 320 /* a label key is at most 317 bytes */
 
 /*
- * The members of a Node the scanner notes, as spans of its item (0 at: absent). metadata,
- * spec and status are noted where their value starts; the others where it starts and ends.
- * Nothing else is located: managedFields, images and the rest are only checked.
+ * The members of a Node the scanner notes, as spans of its item (at 0: absent, at is where the
+ * value starts, end just past it), and where they were looked for. Nothing else is located:
+ * managedFields, images and the rest are only checked.
  */
 enum json_member {
-	JSON_METADATA, JSON_SPEC, JSON_STATUS,
-	JSON_NAME, JSON_UID, JSON_RV, JSON_LABELS, JSON_ANNOTATIONS, /* in metadata */
-	JSON_TAINTS,      /* in spec */
-	JSON_CONDITIONS,  /* in status */
+	JSON_METADATA, JSON_SPEC, JSON_STATUS,                          /* in the Node */
+	JSON_NAME, JSON_UID, JSON_RV, JSON_LABELS, JSON_ANNOTATIONS,    /* in metadata */
+	JSON_CONTROL_PLANE, JSON_ETCD, JSON_PRUNE, /* in labels: NODE_LABEL_CONTROL_PLANE, NODE_LABEL_ETCD, keys->prune_label */
+	JSON_OURS,                                 /* in annotations: keys->annotation */
+	JSON_TAINTS,                               /* in spec */
+	JSON_CONDITIONS,                           /* in status */
 	JSON_MEMBERS
 };
 struct json_span {
@@ -41,6 +44,7 @@ struct json_item {
 	int index;                          /* its place in items, from 1 */
 	struct json_span m[JSON_MEMBERS];
 	unsigned twice;                     /* bit j: member j appeared twice in its object */
+	size_t not_string[2];               /* the first value in labels [0], annotations [1] that is no string; 0 none */
 };
 typedef int (*json_item_fn)(void *ctx, const struct json_item *it);
 
@@ -54,13 +58,15 @@ typedef int (*json_item_fn)(void *ctx, const struct json_item *it);
  * annotations not objects; taints, conditions not arrays, their elements not objects; a label or
  * annotation value, a taint key, a condition's type or status not a string); a key it reads
  * appears twice in one object (the API server's decoder keeps the last, a first-wins reader the
- * first: we never act on a guess between them); there are two Ready conditions; or labels,
- * annotations, taints or conditions need more than JSON_TOKENS tokens (about 8000 labels).
- * A member that is null counts as absent. Keys and values are compared after unescaping.
+ * first: we never act on a guess between them); there are two Ready conditions; or taints or
+ * conditions need more than JSON_TOKENS tokens (about 5000 taints). k must be the keys the
+ * list was scanned for.
+ * A member that is null counts as absent. Keys and values are compared after unescaping (a key
+ * longer than JSON_KEY_MAX bytes as written is none of those looked for).
  * Ready's status other than True, False, Unknown is NODE_READY_NONE; a lastTransitionTime that
  * is absent, null or not RFC 3339 is ready_since -1. On -1, f->name holds the name when it
  * could be read, else "".
- * The token pool (JSON_TOKENS * 16 bytes) is static, in json.c: one reader at a time. Only the
+ * The token pool (JSON_TOKENS * 20 bytes) is static, in json.c: one reader at a time. Only the
  * pages a node's largest member needs are touched (a k3s node: under 100 tokens).
  */
 #define JSON_TOKENS 16384
@@ -69,13 +75,15 @@ int json_node_facts(const struct json_item *it, const struct node_keys *k, struc
 
 /*
  * The scanner: splits a NodeList body, fed as it arrives in pieces of any size, into its items,
- * checking every byte against the grammar. Each element of the top-level "items" array (it
+ * checking every byte against the grammar, and noting in each item the members json_node_facts
+ * reads (the label and annotation keys of keys among them). Each element of the top-level "items" array (it
  * must be an object) is copied into the caller's buffer and handed to item() when it closes; an
  * element longer than the buffer is checked to its end and handed over with p NULL.
  * metadata.continue is kept in cont, unescaped ("" when absent); one longer than
  * JSON_CONTINUE_MAX bytes as written is an error, and so are items or metadata.continue
  * appearing twice or of the wrong type. The list's metadata may come before or after items.
- * Memory: the struct (about 4.6 KB) and the caller's buffer; nothing else.
+ * Memory: the struct (about 5 KB) and the caller's buffer; nothing else. keys (NULL: none) must
+ * stay valid while the list is fed.
  */
 struct json_list {
 	char *buf;                /* caller's buffer for one item */
@@ -93,11 +101,15 @@ struct json_list {
 	uint32_t u;               /* the \u escape being read */
 	const char *lit;          /* the literal being read */
 	size_t off, size, mark, caplen;
-	unsigned char kind[6], memb[6];   /* what the container at depth d < 6 is; its member being read */
-	char keybuf[96];          /* a key of the envelope or of an item's first levels, as written */
+	unsigned char kind[6];    /* what the container at depth d < 6 is */
+	unsigned short memb[6];   /* and what its member being read is */
+	char keybuf[JSON_KEY_MAX]; /* a key of the envelope or of an item's first levels, as written */
+	const char *look[4];      /* the keys looked for in labels and annotations, and their lengths */
+	size_t looklen[4];
 	struct json_item it;
 };
-void json_list_init(struct json_list *l, char *buf, size_t cap, json_item_fn item, void *ctx);
+void json_list_init(struct json_list *l, char *buf, size_t cap, const struct node_keys *keys,
+    json_item_fn item, void *ctx);
 /*
  * Feeds n bytes. Returns 0, -1 on malformed input (reason and byte offset in l->err), or what
  * item() returned if nonzero (then the list is stopped: later calls return -1).

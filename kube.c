@@ -303,7 +303,7 @@ static int query_escape(char *dst, size_t cap, const char *s)
 	return 0;
 }
 
-enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t cap,
+enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t cap, const struct node_keys *keys,
     kube_node_fn node, kube_restart_fn restart, void *ctx)
 {
 	static struct json_list l;
@@ -339,7 +339,7 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t c
 			http_close(&k->http);
 			return fail(k, "listing nodes: the server answered with '%.40s', not JSON", r.content_type);
 		}
-		json_list_init(&l, buf, cap, node, ctx);
+		json_list_init(&l, buf, cap, keys, node, ctx);
 		while ((got = http_read(&k->http, chunk, sizeof chunk)) > 0) {
 			int v = json_list_feed(&l, chunk, (size_t)got);
 			/* A server that trickles bytes, or streams a list without end, never trips

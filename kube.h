@@ -69,12 +69,13 @@ int kube_init(struct kube *k, const struct kube_target *t, volatile const int *s
     size_t errlen);
 
 /*
- * Lists every node, page by page (limit, then continue), calling node() for each object.
- * buf[0..cap) holds one Node object at a time. A 410 Expired restarts the list from the
+ * Lists every node, page by page (limit, then continue), calling node() for each object, with
+ * the label and annotation keys of keys noted in it. buf[0..cap) holds one Node object at a time. A 410 Expired restarts the list from the
  * first page once, after restart(). Returns KUBE_OK when the whole list was read, else
  * KUBE_FAILED with kube_error() saying why.
  */
-enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t cap,
+struct node_keys;
+enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t cap, const struct node_keys *keys,
     kube_node_fn node, kube_restart_fn restart, void *ctx);
 
 /* Whether a name read from the API may be put into a path (a DNS subdomain). */

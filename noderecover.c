@@ -193,7 +193,7 @@ static int pass(struct kube *kc, const struct settings *s)
 	on_restart(&p);
 	/* Nothing is done until the whole list is read: quorum needs every page, and a list
 	 * that broke halfway is no ground to act on. */
-	if (kube_list_nodes(kc, s->page_size, nodebuf, sizeof nodebuf, on_node, on_restart, &p) != KUBE_OK) {
+	if (kube_list_nodes(kc, s->page_size, nodebuf, sizeof nodebuf, &p.keys, on_node, on_restart, &p) != KUBE_OK) {
 		say("Listing nodes failed: %s; no node acted on this pass", kube_error(kc));
 		return 1;
 	}

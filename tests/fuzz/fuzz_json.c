@@ -87,7 +87,7 @@ static void run(struct run *c, const char *body, size_t n, unsigned split)
 	size_t i = 0;
 	int r = 0, stopped = 0;
 
-	json_list_init(&l, buf, c->cap, item, c);
+	json_list_init(&l, buf, c->cap, &keys, item, c);
 	while (i < n) {
 		size_t k;
 		if (split == 0)
