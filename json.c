@@ -123,7 +123,7 @@ static int str_eq(const char *s, size_t n, const char *lit, size_t ln)
 	 */
 	if (n <= ln)
 		return n == ln && memcmp(s, lit, n) == 0;
-	if (!memchr(s, '\\', n))
+	if (ln == 0 || (s[0] != '\\' && s[0] != lit[0]) || !memchr(s, '\\', n))
 		return 0;
 	for (i = 0; i < n;) {
 		int k = next_char(s, n, &i, u);
@@ -284,8 +284,12 @@ static const struct {
 	KEY(C_SPEC, JSON_TAINTS, "taints"), KEY(C_STATUS, JSON_CONDITIONS, "conditions"),
 };
 
+/* A key written without escapes is itself: lengths first (str_eq for the rest). */
+#define KEY_IS(lit, ln) (l->esc ? str_eq(l->keybuf, l->caplen, lit, ln) : \
+    (ln) == l->caplen && memcmp(l->keybuf, lit, ln) == 0)
+
 /* The key just read (keybuf) in a container of kind cx: an envelope key, or a mask of members. */
-static int classify(const struct json_list *l, int cx)
+static __attribute__((noinline)) int classify(const struct json_list *l, int cx)
 {
 	int mask = 0;
 
@@ -293,12 +297,13 @@ static int classify(const struct json_list *l, int cx)
 		return K_NONE;
 	if (cx == C_LABELS || cx == C_ANNS) {
 		for (int j = cx == C_LABELS ? 0 : 3; j < (cx == C_LABELS ? 3 : 4); j++)
-			if (l->look[j] && str_eq(l->keybuf, l->caplen, l->look[j], l->looklen[j]))
+			if (l->look[j] && KEY_IS(l->look[j], l->looklen[j]))
 				mask |= 1 << (JSON_CONTROL_PLANE + j);
 		return mask;
 	}
-	for (size_t j = 0; j < sizeof known_keys / sizeof known_keys[0]; j++)
-		if (known_keys[j].ctx == cx && str_eq(l->keybuf, l->caplen, known_keys[j].s, known_keys[j].n))
+	/* sorted by context */
+	for (size_t j = 0; j < sizeof known_keys / sizeof known_keys[0] && known_keys[j].ctx <= cx; j++)
+		if (known_keys[j].ctx == cx && KEY_IS(known_keys[j].s, known_keys[j].n))
 			return cx <= C_ENVMETA ? known_keys[j].key : 1 << known_keys[j].key;
 	return K_NONE;
 }
@@ -450,7 +455,7 @@ void json_list_init(struct json_list *l, char *buf, size_t cap, const struct nod
 
 #define NEED(state) do { if (i == n) { st = (state); goto out; } } while (0)
 #define FAIL(why) do { fail(l, i, (why)); r = -1; goto out; } while (0)
-#define SKIP_WS() while (i < n && is_ws(p[i])) i++
+#define SKIP_WS() while (i < n && p[i] <= ' ' && is_ws(p[i])) i++
 
 /*
  * The scan: one resumable loop whose position in the grammar is st (with sub, depth, arrays),
@@ -610,6 +615,7 @@ key:
 		l->capture = CAP_KEY;
 		l->caplen = 0;
 		l->full = 0;
+		l->esc = 0;
 	}
 str:
 	for (;;) {
@@ -623,8 +629,10 @@ str:
 			break;
 		if (c < 0x20)
 			FAIL("a control character in a string");
-		if (l->capture)
+		if (l->capture) {
 			capture(l, p + i, 1);
+			l->esc |= c == '\\';
+		}
 		i++;
 		if (c == '\\') {
 esc:
@@ -862,9 +870,16 @@ static int skip(const struct doc *d, int i)
 	return i;
 }
 
-static int tok_eq(const struct doc *d, int i, const char *lit)
+/* A name looked for, with its length counted at compile time. */
+struct name {
+	const char *s;
+	size_t n;
+};
+#define NAME(lit) { lit, sizeof lit - 1 }
+
+static int tok_eq(const struct doc *d, int i, const char *lit, size_t ln)
 {
-	return str_eq(d->js + pool[i].start, (size_t)(pool[i].end - pool[i].start), lit, strlen(lit));
+	return str_eq(d->js + pool[i].start, (size_t)(pool[i].end - pool[i].start), lit, ln);
 }
 
 /* The first byte of token i's value as written: '"' for a string. */
@@ -904,7 +919,7 @@ static int is_null(const struct doc *d, int i)
  * of the value of names[j], or -1. A name written twice is refused, or with first_wins its
  * first kept. A NULL name is not looked for.
  */
-static int lookup(const struct doc *d, int o, const char *const *names, int nn, int *at, int first_wins,
+static int lookup(const struct doc *d, int o, const struct name *names, int nn, int *at, int first_wins,
     const char *path, int idx)
 {
 	int k = o + 1;
@@ -913,13 +928,13 @@ static int lookup(const struct doc *d, int o, const char *const *names, int nn, 
 		at[j] = -1;
 	for (int m = 0; m < pool[o].size; m++, k = skip(d, k + 1)) {
 		for (int j = 0; j < nn; j++) {
-			if (!names[j] || !tok_eq(d, k, names[j]))
+			if (!tok_eq(d, k, names[j].s, names[j].n))
 				continue;
 			if (at[j] < 0) {
 				at[j] = k + 1;
 			} else if (!first_wins) {
 				char w[128];
-				where(w, sizeof w, path, idx, names[j]);
+				where(w, sizeof w, path, idx, names[j].s);
 				return say(d->why, d->whylen, "%s appears twice (byte %zu)", w,
 				    d->base + (size_t)pool[k].start);
 			}
@@ -970,16 +985,17 @@ static int read_id(const struct json_item *it, int j, char *out, size_t cap, cha
 	return 0;
 }
 
-static int tok_is(const struct doc *d, int i, const char *lit)
+static int tok_is(const struct doc *d, int i, const char *lit, size_t ln)
 {
-	return i >= 0 && pool[i].type == JSMN_STRING && tok_eq(d, i, lit);
+	return i >= 0 && pool[i].type == JSMN_STRING && tok_eq(d, i, lit, ln);
 }
+#define TOK_IS(d, i, lit) tok_is(d, i, lit, sizeof lit - 1)
 
 /* Whether the string member j of the item is present and decodes to lit. */
-static int span_is(const struct json_item *it, int j, const char *lit)
+static int span_is(const struct json_item *it, int j, const char *lit, size_t ln)
 {
 	const struct json_span *sp = &it->m[j];
-	return sp->at && sp->end - sp->at >= 2 && str_eq(it->p + sp->at + 1, sp->end - sp->at - 2, lit, strlen(lit));
+	return sp->at && sp->end - sp->at >= 2 && str_eq(it->p + sp->at + 1, sp->end - sp->at - 2, lit, ln);
 }
 
 /* Labels and annotations: the scanner noted the keys looked for and any value not a string. */
@@ -1002,15 +1018,15 @@ static int read_maps(const struct json_item *it, const struct node_keys *k, stru
 			return say(why, whylen, "%s.%s appears twice", m < 3 ? "metadata.labels" : "metadata.annotations", key[m]);
 	f->control_plane = it->m[JSON_CONTROL_PLANE].at != 0;
 	f->etcd = it->m[JSON_ETCD].at != 0;
-	f->etcd_voter = span_is(it, JSON_ETCD, "true");
-	f->removable = span_is(it, JSON_PRUNE, "true");
+	f->etcd_voter = span_is(it, JSON_ETCD, "true", 4);
+	f->removable = span_is(it, JSON_PRUNE, "true", 4);
 	f->has_annotations = it->m[JSON_ANNOTATIONS].at && it->p[it->m[JSON_ANNOTATIONS].at] == '{';
 	f->our_annotation = it->m[JSON_OURS].at != 0;
 	return 0;
 }
 
 /* The elements of the array at token 0 must be objects; each is looked up for names. */
-static int element(const struct doc *d, int el, int m, const char *const *names, int nn, int *at,
+static int element(const struct doc *d, int el, int m, const struct name *names, int nn, int *at,
     const char *path)
 {
 	if (pool[el].type != JSMN_OBJECT)
@@ -1019,20 +1035,20 @@ static int element(const struct doc *d, int el, int m, const char *const *names,
 		return -1;
 	/* the first name is the one whose value must be a string when present */
 	if (at[0] >= 0 && pool[at[0]].type != JSMN_STRING)
-		return wrong(d, at[0], '"', path, m, names[0]);
+		return wrong(d, at[0], '"', path, m, names[0].s);
 	return 0;
 }
 
 static int read_taints(struct doc *d, struct node_facts *f)
 {
-	static const char *const names[] = { "key" };
+	static const struct name names[] = { NAME("key") };
 	int at[1];
 
 	f->has_taints = 1;
 	for (int m = 0, el = 1; m < pool[0].size; m++, el = skip(d, el)) {
 		if (element(d, el, m, names, 1, at, "spec.taints") < 0)
 			return -1;
-		if (f->oos_taint < 0 && tok_is(d, at[0], NODE_TAINT_KEY))
+		if (f->oos_taint < 0 && TOK_IS(d, at[0], NODE_TAINT_KEY))
 			f->oos_taint = m;
 	}
 	return 0;
@@ -1042,14 +1058,14 @@ static int64_t rfc3339(const char *s, size_t n);
 
 static int read_conditions(struct doc *d, struct node_facts *f)
 {
-	static const char *const names[] = { "type", "status", "lastTransitionTime" };
+	static const struct name names[] = { NAME("type"), NAME("status"), NAME("lastTransitionTime") };
 	int at[3], ready = -1;
 	char when[64];
 
 	for (int m = 0, el = 1; m < pool[0].size; m++, el = skip(d, el)) {
 		if (element(d, el, m, names, 3, at, "status.conditions") < 0)
 			return -1;
-		if (!tok_is(d, at[0], "Ready"))
+		if (!TOK_IS(d, at[0], "Ready"))
 			continue;
 		/* Two Ready conditions: which one the API server meant is a guess. */
 		if (ready >= 0)
@@ -1061,8 +1077,8 @@ static int read_conditions(struct doc *d, struct node_facts *f)
 			    d->base + (size_t)pool[el].start);
 		if (pool[at[1]].type != JSMN_STRING)
 			return wrong(d, at[1], '"', "status.conditions", m, "status");
-		f->ready = tok_is(d, at[1], "True") ? NODE_READY_TRUE : tok_is(d, at[1], "False") ? NODE_READY_FALSE :
-		    tok_is(d, at[1], "Unknown") ? NODE_READY_UNKNOWN : NODE_READY_NONE;
+		f->ready = TOK_IS(d, at[1], "True") ? NODE_READY_TRUE : TOK_IS(d, at[1], "False") ? NODE_READY_FALSE :
+		    TOK_IS(d, at[1], "Unknown") ? NODE_READY_UNKNOWN : NODE_READY_NONE;
 		if (at[2] >= 0 && !is_null(d, at[2]) && pool[at[2]].type != JSMN_STRING)
 			return wrong(d, at[2], '"', "status.conditions", m, "lastTransitionTime");
 		int len = at[2] >= 0 && pool[at[2]].type == JSMN_STRING ?
@@ -1179,7 +1195,7 @@ int json_node_facts(const struct json_item *it, const struct node_keys *k, struc
 /* A Status's reason and message, made safe for one log line. */
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
 {
-	static const char *const names[] = { "reason", "message" };
+	static const struct name names[] = { NAME("reason"), NAME("message") };
 	char why[160];
 	struct doc d = { .why = why, .whylen = sizeof why };
 	int at[2];

@@ -96,7 +96,7 @@ struct json_list {
 	const char *reason;       /* the same, without where */
 	size_t err_at;            /* the byte of the body where it failed */
 	/* private: where the scan is */
-	int st, sub, depth, key, capture, full, seen, in_item, skipping;
+	int st, sub, depth, key, capture, full, esc, seen, in_item, skipping;
 	uint64_t arrays;          /* bit d: the container at depth d + 1 is an array */
 	uint32_t u;               /* the \u escape being read */
 	const char *lit;          /* the literal being read */
