@@ -458,7 +458,7 @@ void json_list_init(struct json_list *l, char *buf, size_t cap, const struct nod
 #define SKIP_WS() while (i < n && p[i] <= ' ' && is_ws(p[i])) i++
 
 /*
- * The scan: one resumable loop whose position in the grammar is st (with sub, depth, arrays),
+ * The scan: one resumable loop whose position in the grammar is st (with sub, depth, array),
  * written back when the piece runs out. Most bytes are in strings, passed by string_run.
  */
 int json_list_feed(struct json_list *l, const char *s, size_t n)
@@ -466,7 +466,6 @@ int json_list_feed(struct json_list *l, const char *s, size_t n)
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0;
 	int st = l->st, depth = l->depth, r = 0, c, h;
-	uint64_t arrays = l->arrays;
 	int cx = depth < CTXN ? l->kind[depth] : C_OTHER;
 
 	if (st == S_FAILED)
@@ -504,16 +503,16 @@ value:
 		goto out;
 	}
 	i++;
-	switch (c) {
-	case '"':
+	if (c == '"') {
 		l->key = 0;
 		goto str;
+	}
+	switch (c) {
 	case '{':
 	case '[':
 		if (depth >= JSON_DEPTH_MAX)
 			FAIL("nested deeper than 64");
-		arrays = (arrays & ~(1ull << depth)) | (uint64_t)(c == '[') << depth;
-		depth++;
+		l->array[++depth] = c == '[';
 		cx = h;
 		if (depth < CTXN)
 			{
@@ -730,7 +729,7 @@ colon:
 	goto value;
 close:
 	c = p[i];
-	if ((c == ']') != (int)(arrays >> (depth - 1) & 1))
+	if ((c == ']') != l->array[depth])
 		FAIL(c == ']' ? "']' closes an object" : "'}' closes an array");
 	i++;
 	depth--;
@@ -748,13 +747,13 @@ after:
 	c = p[i];
 	if (c == ',') {
 		i++;
-		if (arrays >> (depth - 1) & 1)
+		if (l->array[depth])
 			goto value;
 		goto key;
 	}
 	if (c == '}' || c == ']')
 		goto close;
-	FAIL(arrays >> (depth - 1) & 1 ? "expected ',' or ']' after an element" :
+	FAIL(l->array[depth] ? "expected ',' or ']' after an element" :
 	    "expected ',' or '}' after a member");
 done:
 	SKIP_WS();
@@ -768,7 +767,6 @@ out:
 		keep(l, s + l->mark, n - l->mark);
 	l->st = st;
 	l->depth = depth;
-	l->arrays = arrays;
 	l->off += n;
 	return 0;
 }

@@ -97,7 +97,7 @@ struct json_list {
 	size_t err_at;            /* the byte of the body where it failed */
 	/* private: where the scan is */
 	int st, sub, depth, key, capture, full, esc, seen, in_item, skipping;
-	uint64_t arrays;          /* bit d: the container at depth d + 1 is an array */
+	unsigned char array[JSON_DEPTH_MAX + 1]; /* [d]: the container at depth d is an array */
 	uint32_t u;               /* the \u escape being read */
 	const char *lit;          /* the literal being read */
 	size_t off, size, mark, caplen;
