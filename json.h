@@ -75,10 +75,11 @@ int json_node_facts(const struct json_item *it, const struct node_keys *k, struc
 
 /*
  * The scanner: splits a NodeList body, fed as it arrives in pieces of any size, into its items,
- * checking every byte against the grammar, and noting in each item the members json_node_facts
- * reads (the label and annotation keys of keys among them). Each element of the top-level "items" array (it
- * must be an object) is copied into the caller's buffer and handed to item() when it closes; an
- * element longer than the buffer is checked to its end and handed over with p NULL.
+ * checking every byte against the grammar (an error anywhere, inside an item too, fails the
+ * list), and noting in each item the members json_node_facts reads, the label and annotation
+ * keys of keys among them. Each element of the top-level "items" array (it must be an object) is
+ * copied into the caller's buffer and handed to item() when it closes; an element longer than
+ * the buffer is checked to its end and handed over with p NULL.
  * metadata.continue is kept in cont, unescaped ("" when absent); one longer than
  * JSON_CONTINUE_MAX bytes as written is an error, and so are items or metadata.continue
  * appearing twice or of the wrong type. The list's metadata may come before or after items.
