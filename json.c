@@ -2,8 +2,10 @@
  * Reading Kubernetes JSON strictly without allocating, and writing small JSON documents.
  * One reader: the scanner (json_list_feed, json_check) checks the whole grammar as bytes
  * arrive, cuts a NodeList into its items in the caller's buffer and notes where the few
- * members the facts need lie; jsmn tokenizes only those members into a static token pool, and
- * one token walker reads them (json_node_facts, json_status). json_buf writes escaped text.
+ * members the facts need lie (labels and annotations down to the keys looked for: jsmn over
+ * them cost more than all the rest of a node); jsmn tokenizes the arrays among them (taints,
+ * conditions) into a static token pool, and one token walker reads them (json_node_facts,
+ * json_status). json_buf writes escaped text.
  * Nothing here allocates, does I/O or decides anything about a node. One pool: one reader at a time.
  */
 #include <limits.h>
@@ -301,9 +303,11 @@ static __attribute__((noinline)) int classify(const struct json_list *l, int cx)
 				mask |= 1 << (JSON_CONTROL_PLANE + j);
 		return mask;
 	}
-	/* sorted by context */
-	for (size_t j = 0; j < sizeof known_keys / sizeof known_keys[0] && known_keys[j].ctx <= cx; j++)
-		if (known_keys[j].ctx == cx && KEY_IS(known_keys[j].s, known_keys[j].n))
+	/* where each context's keys start in known_keys, which is sorted by context */
+	static const unsigned char from[] = { [C_TOP] = 0, [C_ENVMETA] = 2, [C_ITEMS] = 3, [C_ITEM] = 3,
+		[C_META] = 6, [C_SPEC] = 11, [C_STATUS] = 12, [C_LABELS] = 13 };
+	for (int j = from[cx]; j < from[cx + 1]; j++)
+		if (KEY_IS(known_keys[j].s, known_keys[j].n))
 			return cx <= C_ENVMETA ? known_keys[j].key : 1 << known_keys[j].key;
 	return K_NONE;
 }
@@ -378,9 +382,8 @@ static int value_in(struct json_list *l, int cx, int d, int c, size_t i)
 	size_t at = l->size + i - l->mark;
 	if ((cx == C_LABELS || cx == C_ANNS) && c != '"' && !l->it.not_string[cx - C_LABELS])
 		l->it.not_string[cx - C_LABELS] = at;
-	for (int j = 0; m >> j; j++) {
-		if (!(m >> j & 1))
-			continue;
+	for (unsigned bits = (unsigned)m; bits; bits &= bits - 1) {
+		int j = __builtin_ctz(bits);
 		if (l->it.m[j].at)
 			l->it.twice |= 1u << j;
 		else
@@ -421,9 +424,9 @@ static int value_done(struct json_list *l, int cx, int d, const char *p, size_t 
 		if (str_copy(raw, l->caplen, l->cont, sizeof l->cont) < 0)
 			return fail(l, i, "metadata.continue holds a NUL");
 	} else if (cx >= C_ITEM) {
-		for (int j = 0; m >> j; j++)
-			if ((m >> j & 1) && !l->it.m[j].end)
-				l->it.m[j].end = l->size + i - l->mark;
+		for (unsigned bits = (unsigned)m; bits; bits &= bits - 1)
+			if (!l->it.m[__builtin_ctz(bits)].end)
+				l->it.m[__builtin_ctz(bits)].end = l->size + i - l->mark;
 	}
 	if (d < CTXN)
 		l->memb[d] = K_NONE;
@@ -455,7 +458,9 @@ void json_list_init(struct json_list *l, char *buf, size_t cap, const struct nod
 
 #define NEED(state) do { if (i == n) { st = (state); goto out; } } while (0)
 #define FAIL(why) do { fail(l, i, (why)); r = -1; goto out; } while (0)
-#define SKIP_WS() while (i < n && p[i] <= ' ' && is_ws(p[i])) i++
+#define SKIP_WS() while (i < n && is_ws(p[i])) i++
+/* The next byte that is not white space into c, or out in state when the piece ends first. */
+#define NEXT(state) for (;; i++) { NEED(state); c = p[i]; if (c > ' ' || !is_ws(c)) break; }
 
 /*
  * The scan: one resumable loop whose position in the grammar is st (with sub, depth, array),
@@ -465,7 +470,7 @@ int json_list_feed(struct json_list *l, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0;
-	int st = l->st, depth = l->depth, r = 0, c, h;
+	int st = l->st, depth = l->depth, key = l->key, r = 0, c, h;
 	int cx = depth < CTXN ? l->kind[depth] : C_OTHER;
 
 	if (st == S_FAILED)
@@ -489,14 +494,11 @@ int json_list_feed(struct json_list *l, const char *s, size_t n)
 	default: goto done;
 	}
 value1:
-	SKIP_WS();
-	NEED(S_VALUE1);
-	if (p[i] == ']')
+	NEXT(S_VALUE1);
+	if (c == ']')
 		goto close;
 value:
-	SKIP_WS();
-	NEED(S_VALUE);
-	c = p[i];
+	NEXT(S_VALUE);
 	h = C_OTHER;
 	if (cx != C_OTHER && (h = value_in(l, cx, depth, c, i)) < 0) {
 		r = -1;
@@ -504,7 +506,7 @@ value:
 	}
 	i++;
 	if (c == '"') {
-		l->key = 0;
+		key = 0;
 		goto str;
 	}
 	switch (c) {
@@ -599,17 +601,15 @@ num:
 		goto value_end;
 	}
 key1:
-	SKIP_WS();
-	NEED(S_KEY1);
-	if (p[i] == '}')
+	NEXT(S_KEY1);
+	if (c == '}')
 		goto close;
 key:
-	SKIP_WS();
-	NEED(S_KEY);
-	if (p[i] != '"')
+	NEXT(S_KEY);
+	if (c != '"')
 		FAIL("expected a key in double quotes");
 	i++;
-	l->key = 1;
+	key = 1;
 	if (cx != C_OTHER) {
 		l->capture = CAP_KEY;
 		l->caplen = 0;
@@ -709,7 +709,7 @@ utf8:
 		}
 	}
 	i++;
-	if (!l->key)
+	if (!key)
 		goto value_end;
 	if (cx != C_OTHER) {
 		l->capture = CAP_NONE;
@@ -721,9 +721,8 @@ utf8:
 		goto value;
 	}
 colon:
-	SKIP_WS();
-	NEED(S_COLON);
-	if (p[i] != ':')
+	NEXT(S_COLON);
+	if (c != ':')
 		FAIL("expected ':' after a key");
 	i++;
 	goto value;
@@ -742,9 +741,7 @@ value_end:
 		goto done;
 	}
 after:
-	SKIP_WS();
-	NEED(S_AFTER);
-	c = p[i];
+	NEXT(S_AFTER);
 	if (c == ',') {
 		i++;
 		if (l->array[depth])
@@ -767,6 +764,7 @@ out:
 		keep(l, s + l->mark, n - l->mark);
 	l->st = st;
 	l->depth = depth;
+	l->key = key;
 	l->off += n;
 	return 0;
 }
@@ -1151,7 +1149,7 @@ static int64_t rfc3339(const char *s, size_t n)
 
 /*
  * One item to its facts: the scanner located its members and checked their grammar; here each
- * is checked for its type and the four maps and arrays are tokenized, one at a time.
+ * is checked for its type, and taints and conditions are tokenized, one at a time.
  */
 int json_node_facts(const struct json_item *it, const struct node_keys *k, struct node_facts *f,
     char *why, size_t whylen)
