@@ -70,8 +70,8 @@ int kube_init(struct kube *k, const struct kube_target *t, volatile const int *s
 
 /*
  * Lists every node, page by page (limit, then continue), calling node() for each object, with
- * the label and annotation keys of keys noted in it. buf[0..cap) holds one Node object at a time. A 410 Expired restarts the list from the
- * first page once, after restart(). Returns KUBE_OK when the whole list was read, else
+ * the label and annotation keys of keys noted in it. buf[0..cap) holds one Node object at a
+ * time. A 410 Expired restarts the list from the first page once, after restart(). Returns KUBE_OK when the whole list was read, else
  * KUBE_FAILED with kube_error() saying why.
  */
 struct node_keys;
