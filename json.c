@@ -402,17 +402,10 @@ static int value_done(struct json_list *l, int cx, int d, const char *p, size_t 
 	int m = d < CTXN ? l->memb[d] : K_NONE;
 
 	if (cx == C_ITEMS) {
-		const char *at = l->buf;
-		/* An item that came whole in this piece is handed where it is: no copy. */
-		if (l->size == 0 && i - l->mark <= l->cap) {
-			at = p + l->mark;
-			l->size = i - l->mark;
-		} else {
-			keep(l, p + l->mark, i - l->mark);
-		}
+		keep(l, p + l->mark, i - l->mark);
 		l->in_item = 0;
 		l->nitems++;
-		l->it.p = l->skipping ? NULL : at;
+		l->it.p = l->skipping ? NULL : l->buf;
 		l->it.len = l->size;
 		l->it.index = l->nitems;
 		int r = l->item(l->ctx, &l->it);

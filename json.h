@@ -34,10 +34,9 @@ struct json_span {
 };
 
 /*
- * One element of a NodeList's items, as the scanner hands it over: its bytes p[0..len) (in the
- * piece being fed when it came whole in it, else copied into the caller's buffer), or p NULL when
- * it was larger than the buffer (len is then its size), and where the members above lie in it.
- * Valid only during the item() call.
+ * One element of a NodeList's items, as the scanner hands it over: its bytes p[0..len) in the
+ * caller's buffer, or p NULL when it was larger than the buffer (len is then its size), and
+ * where the members above lie in it. Valid only during the item() call.
  */
 struct json_item {
 	const char *p;
@@ -79,8 +78,8 @@ int json_node_facts(const struct json_item *it, const struct node_keys *k, struc
  * checking every byte against the grammar (an error anywhere, inside an item too, fails the
  * list), and noting in each item the members json_node_facts reads, the label and annotation
  * keys of keys among them. Each element of the top-level "items" array (it must be an object) is
- * handed to item() when it closes, copied into the caller's buffer unless it came whole in one
- * piece; an element longer than the buffer is checked to its end and handed over with p NULL.
+ * copied into the caller's buffer and handed to item() when it closes; an element longer than
+ * the buffer is checked to its end and handed over with p NULL.
  * metadata.continue is kept in cont, unescaped ("" when absent); one longer than
  * JSON_CONTINUE_MAX bytes as written is an error, and so are items or metadata.continue
  * appearing twice or of the wrong type. The list's metadata may come before or after items.
