@@ -9,7 +9,6 @@
  * Nothing here allocates, does I/O or decides anything about a node. One pool: one reader at a time.
  */
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
@@ -816,17 +815,6 @@ struct doc {
 	size_t whylen;
 };
 
-static int say(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* What a value starting with c is, for a reason. */
 static const char *what(int c)
 {
@@ -850,9 +838,9 @@ static int tokenize(struct doc *d, const char *js, size_t len, size_t base, cons
 	jsmn_init(&p);
 	d->n = len > INT_MAX ? JSMN_ERROR_NOMEM : jsmn_parse(&p, js, len, pool, JSON_TOKENS);
 	if (d->n == JSMN_ERROR_NOMEM)
-		return say(d->why, d->whylen, "%s has more than %d tokens (byte %zu)", path, JSON_TOKENS, base);
+		return text_fail(d->why, d->whylen, "%s has more than %d tokens (byte %zu)", path, JSON_TOKENS, base);
 	if (d->n < 1)
-		return say(d->why, d->whylen, "%s could not be tokenized (byte %zu)", path, base);
+		return text_fail(d->why, d->whylen, "%s could not be tokenized (byte %zu)", path, base);
 	return 0;
 }
 
@@ -901,7 +889,7 @@ static int wrong(const struct doc *d, int i, int want, const char *path, int idx
 	char w[128];
 
 	where(w, sizeof w, path, idx, name);
-	return say(d->why, d->whylen, "%s is %s, not %s (byte %zu)", w, what(tok_kind(d, i)), what(want),
+	return text_fail(d->why, d->whylen, "%s is %s, not %s (byte %zu)", w, what(tok_kind(d, i)), what(want),
 	    d->base + (size_t)pool[i].start);
 }
 
@@ -931,7 +919,7 @@ static int lookup(const struct doc *d, int o, const struct name *names, int nn, 
 			} else if (!first_wins) {
 				char w[128];
 				where(w, sizeof w, path, idx, names[j].s);
-				return say(d->why, d->whylen, "%s appears twice (byte %zu)", w,
+				return text_fail(d->why, d->whylen, "%s appears twice (byte %zu)", w,
 				    d->base + (size_t)pool[k].start);
 			}
 		}
@@ -955,7 +943,7 @@ static int member(struct doc *d, const struct json_item *it, int j, int want)
 	if (!sp->at || it->p[sp->at] == 'n')
 		return 0;
 	if (it->p[sp->at] != want)
-		return say(d->why, d->whylen, "%s is %s, not %s (byte %zu)", member_path[j], what(it->p[sp->at]),
+		return text_fail(d->why, d->whylen, "%s is %s, not %s (byte %zu)", member_path[j], what(it->p[sp->at]),
 		    what(want), sp->at);
 	return tokenize(d, it->p + sp->at, sp->end - sp->at, sp->at, member_path[j]) < 0 ? -1 : 1;
 }
@@ -968,14 +956,14 @@ static int read_id(const struct json_item *it, int j, char *out, size_t cap, cha
 
 	out[0] = '\0';
 	if (!sp->at || *v == 'n')
-		return say(why, whylen, "%s is missing", member_path[j]);
+		return text_fail(why, whylen, "%s is missing", member_path[j]);
 	if (*v != '"')
-		return say(why, whylen, "%s is %s, not a string (byte %zu)", member_path[j], what(*v), sp->at);
+		return text_fail(why, whylen, "%s is %s, not a string (byte %zu)", member_path[j], what(*v), sp->at);
 	if (sp->end - sp->at == 2)
-		return say(why, whylen, "%s is empty (byte %zu)", member_path[j], sp->at);
+		return text_fail(why, whylen, "%s is empty (byte %zu)", member_path[j], sp->at);
 	if (str_copy(v + 1, sp->end - sp->at - 2, out, cap) < 0) {
 		out[0] = '\0';
-		return say(why, whylen, "%s is longer than %zu bytes or holds a NUL (byte %zu)", member_path[j],
+		return text_fail(why, whylen, "%s is longer than %zu bytes or holds a NUL (byte %zu)", member_path[j],
 		    cap - 1, sp->at);
 	}
 	return 0;
@@ -1004,14 +992,14 @@ static int read_maps(const struct json_item *it, const struct node_keys *k, stru
 		const struct json_span *sp = &it->m[JSON_LABELS + j];
 		int c = sp->at ? it->p[sp->at] : 'n';
 		if (c != '{' && c != 'n')
-			return say(why, whylen, "%s is %s, not an object (byte %zu)", member_path[JSON_LABELS + j], what(c), sp->at);
+			return text_fail(why, whylen, "%s is %s, not an object (byte %zu)", member_path[JSON_LABELS + j], what(c), sp->at);
 		if (it->not_string[j])
-			return say(why, whylen, "%s holds %s, not a string (byte %zu)", member_path[JSON_LABELS + j],
+			return text_fail(why, whylen, "%s holds %s, not a string (byte %zu)", member_path[JSON_LABELS + j],
 			    what(it->p[it->not_string[j]]), it->not_string[j]);
 	}
 	for (int m = 0; m < 4; m++)
 		if (it->twice >> (JSON_CONTROL_PLANE + m) & 1)
-			return say(why, whylen, "%s.%s appears twice", m < 3 ? "metadata.labels" : "metadata.annotations", key[m]);
+			return text_fail(why, whylen, "%s.%s appears twice", m < 3 ? "metadata.labels" : "metadata.annotations", key[m]);
 	f->control_plane = it->m[JSON_CONTROL_PLANE].at != 0;
 	f->etcd = it->m[JSON_ETCD].at != 0;
 	f->etcd_voter = span_is(it, JSON_ETCD, "true", 4);
@@ -1065,11 +1053,11 @@ static int read_conditions(struct doc *d, struct node_facts *f)
 			continue;
 		/* Two Ready conditions: which one the API server meant is a guess. */
 		if (ready >= 0)
-			return say(d->why, d->whylen, "status.conditions[%d] is a second Ready condition, after [%d] (byte %zu)",
+			return text_fail(d->why, d->whylen, "status.conditions[%d] is a second Ready condition, after [%d] (byte %zu)",
 			    m, ready, d->base + (size_t)pool[el].start);
 		ready = m;
 		if (at[1] < 0)
-			return say(d->why, d->whylen, "status.conditions[%d].status is missing (byte %zu)", m,
+			return text_fail(d->why, d->whylen, "status.conditions[%d].status is missing (byte %zu)", m,
 			    d->base + (size_t)pool[el].start);
 		if (pool[at[1]].type != JSMN_STRING)
 			return wrong(d, at[1], '"', "status.conditions", m, "status");
@@ -1162,13 +1150,13 @@ int json_node_facts(const struct json_item *it, const struct node_keys *k, struc
 	f->ready_since = -1;
 	f->oos_taint = -1;
 	if (!it->p)
-		return say(why, whylen, "its object is %zu bytes, more than the buffer holds", it->len);
+		return text_fail(why, whylen, "its object is %zu bytes, more than the buffer holds", it->len);
 	for (int j = 0; j < JSON_MEMBERS; j++)
 		if ((it->twice >> j & 1) && member_path[j][0])
-			return say(why, whylen, "%s appears twice", member_path[j]);
+			return text_fail(why, whylen, "%s appears twice", member_path[j]);
 	const char *meta = it->m[JSON_METADATA].at ? it->p + it->m[JSON_METADATA].at : "n";
 	if (*meta != '{' && *meta != 'n')
-		return say(why, whylen, "metadata is %s, not an object (byte %zu)", what(*meta), it->m[JSON_METADATA].at);
+		return text_fail(why, whylen, "metadata is %s, not an object (byte %zu)", what(*meta), it->m[JSON_METADATA].at);
 	/* Read first: the name of a node refused for what follows still helps the log line. */
 	if (read_id(it, JSON_NAME, f->name, sizeof f->name, why, whylen) < 0 ||
 	    read_id(it, JSON_UID, f->uid, sizeof f->uid, why, whylen) < 0 ||
@@ -1179,7 +1167,7 @@ int json_node_facts(const struct json_item *it, const struct node_keys *k, struc
 	for (int j = JSON_SPEC; j <= JSON_STATUS; j++) {
 		const char *v = it->m[j].at ? it->p + it->m[j].at : "n";
 		if (*v != '{' && *v != 'n')
-			return say(why, whylen, "%s is %s, not an object (byte %zu)", member_path[j], what(*v), it->m[j].at);
+			return text_fail(why, whylen, "%s is %s, not an object (byte %zu)", member_path[j], what(*v), it->m[j].at);
 	}
 	if ((r = member(&d, it, JSON_TAINTS, '[')) < 0 || (r && read_taints(&d, f) < 0))
 		return -1;

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "json.h"
 #include "kube.h"
 #include "policy.h"
 #include "settings.h"
@@ -21,10 +20,9 @@
 #define NODERECOVER_VERSION "dev"
 #endif
 
-#define NODE_OBJECT_MAX (256 * 1024)  /* largest Node object read; a larger one is skipped */
 #define KEEP_MAX 1024                 /* nodes acted on in one pass; the rest wait for the next */
 
-static volatile int stop;
+static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
 {
@@ -88,20 +86,21 @@ static void on_restart(void *ctx)
 	p->seen = 0;
 }
 
-static int on_node(void *ctx, const struct json_item *it)
+static int on_node(void *ctx, const struct node_facts *f, const char *why)
 {
 	static struct kept spill;   /* a node past KEEP_MAX: decided, counted, not kept */
 	struct pass *p = ctx;
 	struct kept *k = p->nkept < KEEP_MAX ? &p->kept[p->nkept] : &spill;
-	char name[NODE_NAME_MAX + 1], why[200];
+	char name[NODE_NAME_MAX + 1];
 
 	p->seen++;
-	if (json_node_facts(it, &p->keys, &k->f, why, sizeof why) < 0) {
+	if (why) {
 		say("Could not read node %s (item %ld of the list): %s; it is not acted on this pass",
-		    k->f.name[0] ? printable(k->f.name, name, sizeof name) : "without a name", p->seen, why);
+		    f->name[0] ? printable(f->name, name, sizeof name) : "without a name", p->seen, why);
 		p->unreadable++;
 		return 0;
 	}
+	k->f = *f;
 	policy_summary_add(&p->sum, &k->f);
 	if (!policy_node(&k->f, &p->rules, p->now, &k->v))
 		return 0;
@@ -138,7 +137,7 @@ static void say_refusal(const struct kept *k, const struct policy_summary *sum)
 	}
 }
 
-/* Does one decided action; returns 1 when it failed the pass. */
+/* Does one decided action; returns -1 when it failed the pass, else 0. */
 static int act(struct kube *kc, const struct settings *s, const struct kept *k, time_t now)
 {
 	const char *verb = k->v.action == POLICY_TAINT ? "Tainting" : k->v.action == POLICY_CLEAR ? "Clearing" : "Deleting";
@@ -177,14 +176,13 @@ static int act(struct kube *kc, const struct settings *s, const struct kept *k, 
 		break;
 	}
 	say("%s %s failed: %s; next pass", verb, k->f.name, kube_error(kc));
-	return 1;
+	return -1;
 }
 
-/* One pass: read every node, then act. Returns 0 when all went well, 1 when the pass failed. */
+/* One pass: read every node, then act. Returns 0 when all went well, -1 when the pass failed. */
 static int pass(struct kube *kc, const struct settings *s)
 {
 	static struct pass p;
-	static char nodebuf[NODE_OBJECT_MAX];
 	int failed;
 
 	p.keys = (struct node_keys){ s->prune_label, s->annotation };
@@ -193,9 +191,9 @@ static int pass(struct kube *kc, const struct settings *s)
 	on_restart(&p);
 	/* Nothing is done until the whole list is read: quorum needs every page, and a list
 	 * that broke halfway is no ground to act on. */
-	if (kube_list_nodes(kc, s->page_size, nodebuf, sizeof nodebuf, &p.keys, on_node, on_restart, &p) != KUBE_OK) {
+	if (kube_list_nodes(kc, s->page_size, &p.keys, on_node, on_restart, &p) != KUBE_OK) {
 		say("Listing nodes failed: %s; no node acted on this pass", kube_error(kc));
-		return 1;
+		return -1;
 	}
 	failed = p.unreadable > 0;
 	for (int i = 0; i < p.nkept && !stop; i++) {
@@ -205,13 +203,14 @@ static int pass(struct kube *kc, const struct settings *s)
 			say_refusal(k, &p.sum);
 			failed = 1;
 		}
-		failed |= act(kc, s, k, time(NULL));
+		if (act(kc, s, k, time(NULL)) < 0)
+			failed = 1;
 	}
 	if (p.overflow) {
 		say("%d more nodes need action than the %d one pass handles; they are next pass", p.overflow, KEEP_MAX);
 		failed = 1;
 	}
-	return failed;
+	return failed ? -1 : 0;
 }
 
 static const char usage[] =
@@ -290,8 +289,8 @@ int main(int argc, char **argv)
 
 	say_start(&s, &t);
 	if (s.mode == MODE_ONCE) {
-		failed = pass(&kc, &s);
-		http_close(&kc.http);
+		failed = pass(&kc, &s) < 0;
+		kube_close(&kc);
 		return failed;
 	}
 	while (!stop) {
@@ -301,7 +300,7 @@ int main(int argc, char **argv)
 			nanosleep(&ts, NULL);
 		}
 	}
-	http_close(&kc.http);
+	kube_close(&kc);
 	say("noderecover stopping on a signal");
 	return 0;
 }
