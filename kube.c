@@ -319,19 +319,19 @@ struct yield {
 };
 
 /* Reads one item of the list into facts (or a reason it could not be read) and hands them up. */
-static int on_item(void *ctx, const char *obj, size_t len)
+static int on_item(void *ctx, const struct json_item *it)
 {
 	struct yield *y = ctx;
-	char why[128];
+	char why[160];
 
-	if (!obj) {
+	if (!it->p) {
 		memset(&y->f, 0, sizeof y->f);
 		snprintf(why, sizeof why, "its object is over %d KiB (%zu bytes), more than noderecover reads",
-		    KUBE_NODE_MAX / 1024, len);
+		    KUBE_NODE_MAX / 1024, it->len);
 		return y->node(y->ctx, &y->f, why);
 	}
-	if (json_node_facts(obj, len, y->keys, &y->f) < 0)
-		return y->node(y->ctx, &y->f, "not a Node object noderecover understands");
+	if (json_node_facts(it, y->keys, &y->f, why, sizeof why) < 0)
+		return y->node(y->ctx, &y->f, why);
 	return y->node(y->ctx, &y->f, NULL);
 }
 
@@ -373,7 +373,7 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_k
 			http_close(&k->http);
 			return fail(k, "listing nodes: the server answered with '%.40s', not JSON", r.content_type);
 		}
-		json_list_init(&l, item, sizeof item, on_item, &y);
+		json_list_init(&l, item, sizeof item, keys, on_item, &y);
 		while ((got = http_read(&k->http, chunk, sizeof chunk)) > 0) {
 			int v = json_list_feed(&l, chunk, (size_t)got);
 			/* A server that trickles bytes, or streams a list without end, never trips
