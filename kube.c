@@ -24,6 +24,11 @@
 /* KUBE_FAILED is -1, so a failure and its reason are one statement. */
 #define fail(k, ...) text_fail((k)->err, sizeof (k)->err, __VA_ARGS__)
 
+void kube_dry_run(struct kube *k, int on)
+{
+	k->dry_run = on != 0;
+}
+
 const char *kube_error(const struct kube *k)
 {
 	return k->err;
@@ -416,7 +421,8 @@ static enum kube_result change(struct kube *k, const char *method, const struct 
 
 	if (!kube_name_ok(f->name))
 		return fail(k, "not a node name, not put into a path");
-	if ((size_t)snprintf(path, sizeof path, "%s/api/v1/nodes/%s", k->prefix, f->name) >= sizeof path)
+	if ((size_t)snprintf(path, sizeof path, "%s/api/v1/nodes/%s%s", k->prefix, f->name,
+	    k->dry_run ? "?dryRun=All" : "") >= sizeof path)
 		return fail(k, "path too long");
 	snprintf(what, sizeof what, "%s %s", strcmp(method, "DELETE") == 0 ? "deleting" : "patching", f->name);
 	if (request(k, method, path, ctype, body, len, &r) < 0)
@@ -518,7 +524,12 @@ enum kube_result kube_delete(struct kube *k, const struct node_facts *f)
 	/* kubectl delete cannot send preconditions; they keep a node that came back (or was
 	 * relabelled) since it was listed from being deleted on stale facts. */
 	json_buf_init(&b, body, sizeof body);
-	json_raw(&b, "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"preconditions\":{\"uid\":");
+	json_raw(&b, "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",");
+	/* kube-apiserver reads a DELETE's query parameters only when it has no body: a dryRun in
+	 * the query alone would be ignored and the node really deleted. It is in both. */
+	if (k->dry_run)
+		json_raw(&b, "\"dryRun\":[\"All\"],");
+	json_raw(&b, "\"preconditions\":{\"uid\":");
 	json_str(&b, f->uid);
 	json_raw(&b, ",\"resourceVersion\":");
 	json_str(&b, f->rv);

@@ -48,6 +48,7 @@ struct kube {
 	char token[KUBE_TOKEN_MAX + 1];   /* never logged, never in an error */
 	time_t token_read;                /* when token_file was last read; 0: never */
 	volatile sig_atomic_t *stop;      /* set by a signal: no new request, no more retries */
+	int dry_run;                      /* every write carries dryRun=All (kube_dry_run) */
 	char err[512];                    /* why the last call failed, one line */
 };
 
@@ -83,6 +84,13 @@ enum kube_result kube_taint(struct kube *k, const struct node_facts *f, const ch
     time_t now);
 enum kube_result kube_clear(struct kube *k, const struct node_facts *f, const char *annotation);
 enum kube_result kube_delete(struct kube *k, const struct node_facts *f);
+
+/*
+ * Server-side dry run from now on (on nonzero): every patch and delete is sent with dryRun=All,
+ * so authorization, admission and validation run and nothing is stored. Set once, after
+ * kube_init.
+ */
+void kube_dry_run(struct kube *k, int on);
 
 const char *kube_error(const struct kube *k);
 

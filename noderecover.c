@@ -184,12 +184,31 @@ static void say_storm(enum policy_storm_change c, const struct policy_summary *s
 	}
 }
 
+/* The line for a decided action that a dry run does not carry out. */
+static void say_would(const struct settings *s, const struct kept *k)
+{
+	const char *how = s->dry_run == DRY_RUN_SERVER ? "dry run: the server accepted it, nothing stored"
+	    : "dry run: nothing sent";
+
+	if (k->v.action == POLICY_TAINT)
+		say("Would taint %s %s=%s:%s: not reporting for %llds (%s)", k->f.name, NODE_TAINT_KEY,
+		    NODE_TAINT_VALUE, NODE_TAINT_EFFECT, (long long)k->v.unknown_for, how);
+	else if (k->v.action == POLICY_CLEAR)
+		say("Would clear %s: Ready again; out-of-service taint and annotation removed (%s)", k->f.name, how);
+	else if (k->v.action == POLICY_DELETE)
+		say("Would delete %s: not reporting for %llds (%s)", k->f.name, (long long)k->v.unknown_for, how);
+}
+
 /* Does one decided action; returns -1 when it failed the pass, else 0. */
 static int act(struct kube *kc, const struct settings *s, const struct kept *k, time_t now)
 {
 	const char *verb = k->v.action == POLICY_TAINT ? "Tainting" : k->v.action == POLICY_CLEAR ? "Clearing" : "Deleting";
 	enum kube_result r;
 
+	if (s->dry_run == DRY_RUN_CLIENT) {
+		say_would(s, k);
+		return 0;
+	}
 	switch (k->v.action) {
 	case POLICY_TAINT:
 		r = kube_taint(kc, &k->f, s->annotation, now);
@@ -205,7 +224,9 @@ static int act(struct kube *kc, const struct settings *s, const struct kept *k, 
 	}
 	switch (r) {
 	case KUBE_OK:
-		if (k->v.action == POLICY_TAINT)
+		if (s->dry_run == DRY_RUN_SERVER)
+			say_would(s, k);
+		else if (k->v.action == POLICY_TAINT)
 			say("Tainted %s %s=%s:%s: not reporting for %llds", k->f.name, NODE_TAINT_KEY,
 			    NODE_TAINT_VALUE, NODE_TAINT_EFFECT, (long long)k->v.unknown_for);
 		else if (k->v.action == POLICY_CLEAR)
@@ -334,6 +355,8 @@ static const char usage[] =
     "  --page-size N            nodes per list request (500)\n"
     "  --max-unknown N|P%       NODE_RECOVERY_MAX_UNKNOWN (50%): more Unknown nodes than this,\n"
     "                           no new taint and no delete (100% turns the guard off)\n"
+    "  --dry-run[=server]       NODE_RECOVERY_DRY_RUN (true, server): decide, log Would ...,\n"
+    "                           send no write; =server: every write with dryRun=All\n"
     "  --exclude-label KEY      NODE_RECOVERY_EXCLUDE_LABEL (github-runner.exadev.io/no-recovery):\n"
     "                           a node labelled KEY=true is never tainted or deleted\n"
     "  --storm-cooldown SECONDS NODE_RECOVERY_STORM_COOLDOWN (the taint threshold): the guard\n"
@@ -357,8 +380,10 @@ static void say_start(const struct settings *s, const struct kube_target *t)
 	else
 		snprintf(storm, sizeof storm, "storm guard above %s Unknown (cooldown %llds)",
 		    limit_text(s, lim, sizeof lim), (long long)s->storm_cooldown);
-	say("noderecover %s starting: taint after %llds, %s, %s, opt-out label %s=true, annotation %s, self node %s%s%s, poll %llds, page size %ld; cluster %s%s%s from %s, authenticating with %s",
-	    NODERECOVER_VERSION, (long long)s->taint_after, prune, storm, s->exclude_label, s->annotation,
+	say("noderecover %s starting%s: taint after %llds, %s, %s, opt-out label %s=true, annotation %s, self node %s%s%s, poll %llds, page size %ld; cluster %s%s%s from %s, authenticating with %s",
+	    NODERECOVER_VERSION, s->dry_run == DRY_RUN_CLIENT ? " a dry run (no write is sent)"
+	    : s->dry_run == DRY_RUN_SERVER ? " a server dry run (every write with dryRun=All)" : "",
+	    (long long)s->taint_after, prune, storm, s->exclude_label, s->annotation,
 	    s->self_node[0] ? s->self_node : "unknown (set NODE_RECOVERY_SELF_NODE from spec.nodeName)",
 	    s->self_node[0] ? " from " : "", s->self_node[0] ? s->self_source : "",
 	    (long long)s->poll, s->page_size, t->server,
@@ -398,6 +423,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "noderecover: %s\n", err);
 		return 2;
 	}
+	kube_dry_run(&kc, s.dry_run == DRY_RUN_SERVER);
 	struct sigaction sa = { 0 };
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);

@@ -29,7 +29,7 @@ struct opt {
 
 enum {
 	O_TAINT, O_PRUNE, O_LABEL, O_ANNOTATION, O_SELF, O_POLL, O_KUBECONFIG, O_SERVER, O_CA,
-	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_EXCLUDE, O_COUNT
+	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_EXCLUDE, O_DRY_RUN, O_COUNT
 };
 
 static const struct opt opts[O_COUNT] = {
@@ -48,6 +48,7 @@ static const struct opt opts[O_COUNT] = {
 	[O_MAX_UNKNOWN] = { "--max-unknown", "NODE_RECOVERY_MAX_UNKNOWN" },
 	[O_COOLDOWN] = { "--storm-cooldown", "NODE_RECOVERY_STORM_COOLDOWN" },
 	[O_EXCLUDE] = { "--exclude-label", "NODE_RECOVERY_EXCLUDE_LABEL" },
+	[O_DRY_RUN] = { "--dry-run", "NODE_RECOVERY_DRY_RUN" },
 };
 
 /* A whole number of seconds (digits only) no larger than max. */
@@ -123,6 +124,21 @@ static int max_unknown(const char *v, struct settings *s)
 	return 0;
 }
 
+/* "client" or "true": no write sent; "server": writes checked by the server, not stored;
+ * "none", "false" or empty: off. */
+static int dry_run(const char *v, enum settings_dry_run *out)
+{
+	if (strcmp(v, "client") == 0 || strcmp(v, "true") == 0)
+		*out = DRY_RUN_CLIENT;
+	else if (strcmp(v, "server") == 0)
+		*out = DRY_RUN_SERVER;
+	else if (strcmp(v, "none") == 0 || strcmp(v, "false") == 0 || strcmp(v, "") == 0)
+		*out = DRY_RUN_NONE;
+	else
+		return -1;
+	return 0;
+}
+
 static int copy(char *dst, size_t n, const char *src)
 {
 	return (size_t)snprintf(dst, n, "%s", src) < n ? 0 : -1;
@@ -169,6 +185,9 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 			    (int)(alen > 64 ? 64 : alen), a);
 		if (eq) {
 			val[o] = eq + 1;
+		} else if (o == O_DRY_RUN) {
+			/* the one flag that stands alone (as kubectl's); a value needs --dry-run=server */
+			val[o] = "client";
 		} else {
 			if (i + 1 >= argc)
 				return text_fail(err, errlen, "%s needs a value", opts[o].flag);
@@ -214,6 +233,9 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 	s->storm_cooldown = s->taint_after;
 	if (val[O_COOLDOWN] && whole(val[O_COOLDOWN], SETTINGS_MAX_SECONDS, &s->storm_cooldown) < 0)
 		return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds", from[O_COOLDOWN], val[O_COOLDOWN]);
+	if (val[O_DRY_RUN] && dry_run(val[O_DRY_RUN], &s->dry_run) < 0)
+		return text_fail(err, errlen, "%s '%.32s' is not one of client, server or none (true or false for the variable)",
+		    from[O_DRY_RUN], val[O_DRY_RUN]);
 	if (copy(s->exclude_label, sizeof s->exclude_label, val[O_EXCLUDE] ? val[O_EXCLUDE] : DEFAULT_EXCLUDE_LABEL) < 0 ||
 	    !qualified_name(s->exclude_label))
 		return text_fail(err, errlen, "%s '%.64s' is not a label key", from[O_EXCLUDE] ? from[O_EXCLUDE] : "--exclude-label", s->exclude_label);

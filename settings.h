@@ -10,6 +10,12 @@
 #include <stdint.h>
 #include "target.h"
 
+enum settings_dry_run {
+	DRY_RUN_NONE,
+	DRY_RUN_CLIENT,   /* decide everything, send no write */
+	DRY_RUN_SERVER    /* send every write with dryRun=All: checked by the server, not stored */
+};
+
 enum settings_mode { MODE_RUN, MODE_ONCE, MODE_MANIFESTS, MODE_VERSION, MODE_HELP };
 
 #define SETTINGS_KEY_MAX 317      /* a qualified name: 253 prefix + '/' + 63 name */
@@ -27,6 +33,7 @@ struct settings {
 	long max_unknown;             /* storm guard: at most this many Unknown nodes; 0: percent */
 	int max_unknown_percent;      /* 1..100 when max_unknown is 0; 100: the guard is off */
 	int64_t storm_cooldown;       /* seconds the guard holds after it lifts */
+	enum settings_dry_run dry_run;
 	char self_node[256];          /* "" when unknown */
 	const char *self_source;      /* where self_node came from, for the start-up line */
 	const char *kubeconfig;       /* flag or KUBECONFIG; NULL if neither */

@@ -116,6 +116,7 @@ func TestNodeRecover(t *testing.T) {
 	t.Run("4_prune", func(t *testing.T) { scenarioPrune(t, c, tokenFile, token) })
 	t.Run("6_paging", func(t *testing.T) { scenarioPaging(t, c, tokenFile) })
 	t.Run("7_admission_denied", func(t *testing.T) { scenarioAdmissionDenied(t, c, tokenFile) })
+	t.Run("8_server_dry_run", func(t *testing.T) { scenarioServerDryRun(t, c, tokenFile) })
 	// Pruning off again is the pruning-off output applied again: the token loses delete.
 	applyManifests(t, c, false)
 	t.Run("5d_permissions_after_pruning_off_again", func(t *testing.T) { permissions(t, c, false) })

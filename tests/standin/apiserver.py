@@ -933,6 +933,13 @@ class StandIn:
                 del spec["taints"]  # omitempty
         out.pop("kind", None)
         out.pop("apiVersion", None)
+        dry = req.qdict().get("dryRun")
+        if dry is not None and dry != "All":
+            return Reply(422, status_body(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: dryRun: '
+                                          'Unsupported value: "%s": supported values: "All"' % dry))
+        if dry == "All":  # checked, answered as if stored, not stored
+            out["metadata"]["resourceVersion"] = n["metadata"]["resourceVersion"]
+            return Reply(200, self._versioned(out))
         self.rv += 1
         out["metadata"]["resourceVersion"] = str(self.rv)
         self.nodes[name] = out
@@ -962,6 +969,10 @@ class StandIn:
                 'ResourceVersion in precondition: %s, ResourceVersion in object meta: %s' % (
                     name, pre["resourceVersion"], md["resourceVersion"]),
                 {"name": name, "kind": "nodes"}))
+        # as kube-apiserver's handlers/delete.go: the query is read only when there is no body
+        dry = opts.get("dryRun") if req.body else ([req.qdict()["dryRun"]] if "dryRun" in req.qdict() else None)
+        if dry == ["All"]:
+            return Reply(200, self._versioned(n))
         del self.nodes[name]
         self.rv += 1
         gone = self._versioned(n)

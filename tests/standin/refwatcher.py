@@ -29,7 +29,8 @@ FLAGS = {"--taint-after": "NODE_RECOVERY_AFTER_SECONDS", "--prune-after": "NODE_
          "--self-node": "NODE_RECOVERY_SELF_NODE", "--poll": "NODE_RECOVERY_POLL_SECONDS",
          "--kubeconfig": "KUBECONFIG", "--server": None, "--ca-file": None, "--token-file": None,
          "--tls-server-name": None, "--page-size": None, "--max-unknown": "NODE_RECOVERY_MAX_UNKNOWN",
-         "--storm-cooldown": "NODE_RECOVERY_STORM_COOLDOWN", "--exclude-label": "NODE_RECOVERY_EXCLUDE_LABEL"}
+         "--storm-cooldown": "NODE_RECOVERY_STORM_COOLDOWN", "--exclude-label": "NODE_RECOVERY_EXCLUDE_LABEL",
+         "--dry-run": "NODE_RECOVERY_DRY_RUN"}
 DEFAULTS = {"--prune-label": "github-runner.exadev.io/removable",
             "--annotation": "github-runner.exadev/out-of-service-applied-at", "--poll": "15",
             "--page-size": "500", "--max-unknown": "50%", "--exclude-label": "github-runner.exadev.io/no-recovery"}
@@ -227,7 +228,7 @@ def one_pass(s, cl):
             if oos and s["ann"] in ann:
                 ops = [test, {"op": "remove", "path": "/spec/taints/%d" % oos[0]},
                        {"op": "remove", "path": "/metadata/annotations/" + esc(s["ann"])}]
-                ok &= act_patch(cl, name, ops, "Clearing", "Cleared %s: Ready again; out-of-service taint and annotation removed" % name)
+                ok &= act_patch(cl, name, ops, "Clearing", "Cleared %s: Ready again; out-of-service taint and annotation removed" % name, s["dry"])
             continue
         if r.get("status") != "Unknown":
             continue
@@ -250,10 +251,18 @@ def one_pass(s, cl):
                 log("Not deleting %s: only %d Ready etcd members would remain, fewer than the 3 a cluster needs to tolerate losing one" % (name, voters))
                 ok = False
             else:
-                body = json.dumps({"kind": "DeleteOptions", "apiVersion": "v1",
-                                   "preconditions": {"uid": md.get("uid"), "resourceVersion": rv}})
-                st, _ = cl.call("DELETE", "/api/v1/nodes/" + name, body, "application/json")
-                if st == 200:
+                opts = {"kind": "DeleteOptions", "apiVersion": "v1",
+                        "preconditions": {"uid": md.get("uid"), "resourceVersion": rv}}
+                if s["dry"] == "server":
+                    opts["dryRun"] = ["All"]
+                if s["dry"] == "client":
+                    log("Would delete %s: not reporting for %ds (dry run: nothing sent)" % (name, age))
+                    continue
+                st, _ = cl.call("DELETE", "/api/v1/nodes/" + name + ("?dryRun=All" if s["dry"] else ""),
+                                json.dumps(opts), "application/json")
+                if st == 200 and s["dry"]:
+                    log("Would delete %s: not reporting for %ds (dry run: the server accepted it)" % (name, age))
+                elif st == 200:
                     log("Deleted %s: not reporting for %ds" % (name, age))
                 elif st == 409:
                     log("%s changed since it was listed; next pass" % name)
@@ -272,7 +281,7 @@ def one_pass(s, cl):
                    else {"op": "add", "path": "/spec/taints", "value": [t]})
         ops.append({"op": "add", "path": "/metadata/annotations/" + esc(s["ann"]), "value": now}
                    if "annotations" in md else {"op": "add", "path": "/metadata/annotations", "value": {s["ann"]: now}})
-        ok &= act_patch(cl, name, ops, "Tainting", "Tainted %s %s=nodeshutdown:NoExecute: not reporting for %ds" % (name, OOS, age))
+        ok &= act_patch(cl, name, ops, "Tainting", "Tainted %s %s=nodeshutdown:NoExecute: not reporting for %ds" % (name, OOS, age), s["dry"])
     told.clear()
     told.update(telling)
     return ok and not (holding and held[0])
@@ -281,10 +290,15 @@ def one_pass(s, cl):
 GENERIC_422 = "the server rejected our request due to an error in our request"
 
 
-def act_patch(cl, name, ops, verb, msg):
-    st, data = cl.call("PATCH", "/api/v1/nodes/" + name, json.dumps(ops), "application/json-patch+json")
+def act_patch(cl, name, ops, verb, msg, dry=None):
+    would = "Would " + {"Tainted": "taint", "Cleared": "clear"}[msg.split()[0]] + msg[msg.index(" "):]
+    if dry == "client":
+        log(would + " (dry run: nothing sent)")
+        return True
+    st, data = cl.call("PATCH", "/api/v1/nodes/" + name + ("?dryRun=All" if dry else ""), json.dumps(ops),
+                       "application/json-patch+json")
     if st == 200:
-        log(msg)
+        log(would + " (dry run: the server accepted it)" if dry else msg)
         return True
     try:
         status = json.loads(data)
@@ -320,6 +334,8 @@ def main(argv):
         if "=" in a and a.startswith("--"):
             a, v = a.split("=", 1)
             args.insert(0, v)
+        elif a == "--dry-run":
+            args.insert(0, "client")
         if a not in FLAGS or not args:
             refuse("unknown option '%s'" % a)
         val[a] = args.pop(0)
@@ -338,6 +354,10 @@ def main(argv):
         refuse("--max-unknown (NODE_RECOVERY_MAX_UNKNOWN) '%s' is neither a number of nodes nor a percentage" % val["--max-unknown"])
     s["max_unknown"] = val["--max-unknown"]
     s["exclude"] = val["--exclude-label"]
+    dry = {"client": "client", "true": "client", "server": "server", "none": None, "false": None, "": None}
+    if val.get("--dry-run") not in dry and "--dry-run" in val:
+        refuse("--dry-run (NODE_RECOVERY_DRY_RUN) '%s' is not one of client, server or none" % val["--dry-run"])
+    s["dry"] = dry.get(val.get("--dry-run", ""))
     s["cooldown"] = whole("--storm-cooldown", val["--storm-cooldown"]) if "--storm-cooldown" in val else s["taint"]
     if s["poll"] < 1 or s["page"] < 1:
         refuse("--poll and --page-size must be at least 1" if s["poll"] < 1 else "--page-size must be at least 1")

@@ -81,6 +81,30 @@ static void t_flag_beats_env(void)
 	check(strcmp(s.prune_label, "a.example/gone") == 0);
 }
 
+/* --dry-run alone is the client's; =server the server's; the variable takes true/false too. */
+static void t_dry_run(void)
+{
+	struct settings s;
+
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--dry-run")) == 0);
+	check(s.dry_run == DRY_RUN_CLIENT && s.taint_after == 60);
+	check(parse(&s, NULL, ARGS("once", "--dry-run", "--taint-after", "60")) == 0);
+	check(s.dry_run == DRY_RUN_CLIENT && s.taint_after == 60);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--dry-run=server")) == 0);
+	check(s.dry_run == DRY_RUN_SERVER);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--dry-run=client")) == 0);
+	check(s.dry_run == DRY_RUN_CLIENT);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_DRY_RUN", "true"), NULL) == 0);
+	check(s.dry_run == DRY_RUN_CLIENT);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_DRY_RUN", "server"), NULL) == 0);
+	check(s.dry_run == DRY_RUN_SERVER);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_DRY_RUN", "false"), NULL) == 0);
+	check(s.dry_run == DRY_RUN_NONE);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_DRY_RUN", "server"),
+	    ARGS("--dry-run=none")) == 0);
+	check(s.dry_run == DRY_RUN_NONE);
+}
+
 /* The storm guard is on by default at 50%, its cooldown the taint threshold. */
 static void t_storm_guard(void)
 {
@@ -103,6 +127,7 @@ static void t_storm_guard(void)
 	check(s.max_unknown_percent == 100);
 	check(s.storm_cooldown == 600);
 	check(parse(&s, NULL, ARGS("--taint-after", "60", "--max-unknown", "1%")) == 0);
+	check(s.dry_run == DRY_RUN_NONE);
 	check(s.max_unknown_percent == 1);
 }
 
@@ -145,6 +170,8 @@ static void t_refusals(void)
 		{ NULL, NULL, { "--taint-after", "60", "--token-file", "/t" }, "--token-file" },
 		{ NULL, NULL, { "--taint-after", "60", "--exclude-label", "no/such/key" }, "--exclude-label" },
 		{ "NODE_RECOVERY_EXCLUDE_LABEL", "-x", { "--taint-after", "60" }, "NODE_RECOVERY_EXCLUDE_LABEL" },
+		{ NULL, NULL, { "--taint-after", "60", "--dry-run=All" }, "--dry-run" },
+		{ "NODE_RECOVERY_DRY_RUN", "yes", { "--taint-after", "60" }, "NODE_RECOVERY_DRY_RUN" },
 		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "0" }, "--max-unknown" },
 		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "150%" }, "--max-unknown" },
 		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "-1" }, "--max-unknown" },
@@ -291,6 +318,7 @@ static const struct test tests[] = {
 	{ "defaults", t_defaults },
 	{ "flag_beats_env", t_flag_beats_env },
 	{ "storm_guard", t_storm_guard },
+	{ "dry_run", t_dry_run },
 	{ "pruning_off_when_empty", t_pruning_off_when_empty },
 	{ "refusals", t_refusals },
 	{ "help_and_version", t_help_and_version },
