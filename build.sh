@@ -9,7 +9,7 @@ top=$(pwd)
 B=build
 DEPS=$B/deps
 BEARSSL=$DEPS/bearssl
-LIB="http.c json.c kube.c kubeconfig.c policy.c settings.c"
+LIB="http.c tls.c json.c kube.c kubeconfig.c policy.c settings.c"
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration -Werror"
 VERSION=$(cat VERSION 2>/dev/null || echo 0.1.0)
 

@@ -147,7 +147,7 @@ int kube_init(struct kube *k, const struct kube_target *t, volatile const int *s
 		snprintf(err, errlen, "server '%.256s' is not https://HOST[:PORT][/PATH]", t->server);
 		return -1;
 	}
-	if (http_tls_load(&k->tls, t->ca_pem, t->ca_len, t->cert_pem, t->cert_len, t->key_pem,
+	if (tls_load(&k->tls, t->ca_pem, t->ca_len, t->cert_pem, t->cert_len, t->key_pem,
 	    t->key_len, err, errlen) < 0)
 		return -1;
 	if (http_init(&k->http, &k->tls, host, port, t->tls_server_name) < 0) {
@@ -213,7 +213,7 @@ static int request(struct kube *k, const char *method, const char *path, const c
 			memset(headers, 0, sizeof headers);
 			/* A refused certificate or a garbage answer will not change in a second, and
 			 * a server that let a request time out has had its chance this pass. */
-			if (k->http.permanent || k->http.io_timeout || attempt >= KUBE_RETRIES ||
+			if (k->http.permanent || k->http.expired || k->http.stopped || attempt >= KUBE_RETRIES ||
 			    wait_seconds(k, 1L << attempt) < 0) {
 				fail(k, "%s", k->http.err);
 				return -1;

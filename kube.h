@@ -51,7 +51,7 @@ typedef void (*kube_restart_fn)(void *ctx);
 
 struct kube {
 	struct http_conn http;            /* large: keep struct kube static */
-	struct http_tls tls;
+	struct tls_creds tls;
 	const struct kube_target *t;
 	char prefix[512];                 /* path prefix of the server URL, "" for none */
 	char token[KUBE_TOKEN_MAX];       /* never logged, never in an error */
