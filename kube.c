@@ -200,9 +200,10 @@ static int request(struct kube *k, const char *method, const char *path, const c
 
 		if (load_token(k, 0) < 0)
 			return -1;
-		headers[0] = '\0';
+		/* JSON is what json.c reads; http.c knows no media type */
+		n = (size_t)snprintf(headers, sizeof headers, "Accept: application/json\r\n");
 		if (k->token[0])
-			n = (size_t)snprintf(headers, sizeof headers, "Authorization: Bearer %s\r\n", k->token);
+			n += (size_t)snprintf(headers + n, sizeof headers - n, "Authorization: Bearer %s\r\n", k->token);
 		if (ctype && n < sizeof headers)
 			n += (size_t)snprintf(headers + n, sizeof headers - n, "Content-Type: %s\r\n", ctype);
 		if (n >= sizeof headers) {
