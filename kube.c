@@ -154,6 +154,7 @@ int kube_init(struct kube *k, const struct kube_target *t, volatile const int *s
 		snprintf(err, errlen, "server name '%.256s' is too long", host);
 		return -1;
 	}
+	k->http.stop = k->stop;
 	if (t->token) {
 		size_t n = strlen(t->token);
 		if (n >= sizeof k->token || !token_ok(t->token, n)) {
@@ -166,19 +167,6 @@ int kube_init(struct kube *k, const struct kube_target *t, volatile const int *s
 		return -1;
 	}
 	return 0;
-}
-
-/* Waits, a second at a time so a stop request is seen. Returns -1 when asked to stop. */
-static int wait_seconds(struct kube *k, long s)
-{
-	for (; s > 0; s--) {
-		if (k->stop && *k->stop)
-			return -1;
-		struct timespec ts = { 1, 0 };
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !(k->stop && *k->stop))
-			;
-	}
-	return k->stop && *k->stop ? -1 : 0;
 }
 
 /*
@@ -198,6 +186,10 @@ static int request(struct kube *k, const char *method, const char *path, const c
 		size_t n = 0;
 		long wait;
 
+		if (k->stop && *k->stop) {
+			fail(k, "stopped before sending %s %s", method, path);
+			return -1;
+		}
 		if (load_token(k, 0) < 0)
 			return -1;
 		/* JSON is what json.c reads; http.c knows no media type */
@@ -211,12 +203,17 @@ static int request(struct kube *k, const char *method, const char *path, const c
 			return -1;
 		}
 		if (http_request(&k->http, method, path, headers, body, len, r) < 0) {
+			char reason[sizeof k->http.err];
+			memcpy(reason, k->http.err, sizeof reason);
 			memset(headers, 0, sizeof headers);
 			/* A refused certificate or a garbage answer will not change in a second, and
 			 * a server that let a request time out has had its chance this pass. */
-			if (k->http.permanent || k->http.expired || k->http.stopped || attempt >= KUBE_RETRIES ||
-			    wait_seconds(k, 1L << attempt) < 0) {
+			if (k->http.permanent || k->http.expired || k->http.stopped || attempt >= KUBE_RETRIES) {
 				fail(k, "%s", k->http.err);
+				return -1;
+			}
+			if (http_sleep(&k->http, 1000L << attempt) < 0) {
+				fail(k, "%s; before that, %.200s", k->http.err, reason);
 				return -1;
 			}
 			continue;
@@ -243,8 +240,11 @@ static int request(struct kube *k, const char *method, const char *path, const c
 		if (wait > KUBE_RETRY_AFTER_MAX)
 			wait = KUBE_RETRY_AFTER_MAX;
 		http_discard(&k->http);
-		if (wait_seconds(k, wait) < 0)
-			return 0;
+		/* a wait that would outlast the request's deadline, or a stop, ends it now */
+		if (http_sleep(&k->http, wait * 1000) < 0) {
+			fail(k, "HTTP %d, asked to wait %lds: %s", r->status, wait, k->http.err);
+			return -1;
+		}
 	}
 }
 
@@ -260,7 +260,7 @@ static enum kube_result failed(struct kube *k, const char *what)
 /* Turns a refused request into one line: what, the status, and the server's reason. */
 static enum kube_result refused(struct kube *k, const char *what, const struct http_response *r)
 {
-	char body[BODY_MAX + 1], reason[64], msg[300];
+	char body[BODY_MAX + 1], reason[64], msg[300], said[400], why[100];
 	size_t n = 0;
 	long got;
 
@@ -271,13 +271,16 @@ static enum kube_result refused(struct kube *k, const char *what, const struct h
 	if (json_status(body, n, reason, sizeof reason, msg, sizeof msg) < 0 || !msg[0]) {
 		/* Not a Status (a 429's body is plain text): its first line, made printable. */
 		size_t i;
-		for (i = 0; i < n && i < 200 && body[i] != '\n' && body[i] != '\r'; i++)
-			msg[i] = body[i] >= 0x20 && body[i] < 0x7f ? body[i] : '?';
+		for (i = 0; i < n && i < sizeof msg - 1 && body[i] != '\n' && body[i] != '\r'; i++)
+			msg[i] = body[i];
 		msg[i] = '\0';
 		reason[0] = '\0';
 	}
-	return fail(k, "%s: HTTP %d%s%s%s%s", what, r->status, reason[0] ? " " : "", reason,
-	    msg[0] ? ": " : "", msg);
+	/* the server's words may echo the token, or be anything but one line of text */
+	text_clean(said, sizeof said, msg, strlen(msg), k->token, strlen(k->token));
+	text_clean(why, sizeof why, reason, strlen(reason), k->token, strlen(k->token));
+	return fail(k, "%s: HTTP %d%s%s%s%s", what, r->status, why[0] ? " " : "", why,
+	    said[0] ? ": " : "", said);
 }
 
 /* Appends s to dst percent-encoded, as a query value. */
@@ -304,7 +307,7 @@ static int query_escape(char *dst, size_t cap, const char *s)
 	return 0;
 }
 
-enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t cap,
+static enum kube_result list_pages(struct kube *k, long limit, char *buf, size_t cap,
     kube_node_fn node, kube_restart_fn restart, void *ctx)
 {
 	static struct json_list l;
@@ -313,7 +316,6 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t c
 	char chunk[READ_CHUNK];
 	int restarted = 0;
 	long pages = 0;
-	time_t deadline = time(NULL) + KUBE_LIST_SECONDS;
 
 	for (;;) {
 		struct http_response r;
@@ -337,18 +339,14 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t c
 		if (r.status != 200)
 			return refused(k, "listing nodes", &r);
 		if (strncmp(r.content_type, "application/json", 16) != 0) {
+			char ct[4 * sizeof r.content_type];
 			http_close(&k->http);
-			return fail(k, "listing nodes: the server answered with '%.40s', not JSON", r.content_type);
+			text_clean(ct, sizeof ct, r.content_type, strlen(r.content_type), k->token, strlen(k->token));
+			return fail(k, "listing nodes: the server answered with '%s', not JSON", ct);
 		}
 		json_list_init(&l, buf, cap, node, ctx);
 		while ((got = http_read(&k->http, chunk, sizeof chunk)) > 0) {
 			int v = json_list_feed(&l, chunk, (size_t)got);
-			/* A server that trickles bytes, or streams a list without end, never trips
-			 * the read timeout: the whole list has a deadline of its own. */
-			if (v == 0 && time(NULL) > deadline) {
-				http_close(&k->http);
-				return fail(k, "reading the node list: not done after %ds", KUBE_LIST_SECONDS);
-			}
 			if (v != 0) {
 				http_close(&k->http);
 				if (v < 0)
@@ -372,6 +370,26 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t c
 			return fail(k, "reading the node list: more than %d pages", KUBE_PAGES_MAX);
 		memcpy(cont, l.cont, sizeof cont);
 	}
+}
+
+/*
+ * A server that trickles bytes, or streams a list without end, must not hold the pass: each
+ * page has a deadline of its own and no page outlives the whole list's.
+ */
+enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t cap,
+    kube_node_fn node, kube_restart_fn restart, void *ctx)
+{
+	long long end = http_later(&k->http, KUBE_LIST_SECONDS * 1000L);
+	enum kube_result res;
+
+	http_deadline(&k->http, HTTP_RESPONSE, KUBE_PAGE_SECONDS * 1000L);
+	http_until(&k->http, end);
+	res = list_pages(k, limit, buf, cap, node, restart, ctx);
+	http_deadline(&k->http, HTTP_RESPONSE, HTTP_RESPONSE_MS);
+	http_until(&k->http, 0);
+	if (res != KUBE_OK && http_clock_ms() >= end)
+		return fail(k, "reading the node list: not done after %ds", KUBE_LIST_SECONDS);
+	return res;
 }
 
 /* Sends one change to a node and sorts the answer. */

@@ -64,16 +64,10 @@ static inline void text_time(char *out, int64_t t)
 	text_digits(out + 17, (unsigned)(secs % 60), 2);
 }
 
-/*
- * Makes s[0..n), a string a server sent (a Status message, a body line, a header value), fit
- * for one log line: written to out (cap > 0 bytes, always NUL-terminated, cut when full).
- * The secret (the bearer token, slen bytes), and any piece of it TEXT_SECRET_PIECE bytes or
- * longer, and whatever follows "Bearer " up to the next space, become "[redacted]": a server or
- * proxy that echoes the Authorization header must not put the token in the log. Control bytes
- * become '?', and bytes that are not valid UTF-8 "\xNN", so the line stays one printable line.
- * Returns out.
- */
+/* The shortest piece of the token text_clean redacts wherever it appears. */
 #define TEXT_SECRET_PIECE 8
+
+/* The length of the UTF-8 sequence at s[0..n) (n > 0): 1 to 4, or 0 when it is not valid UTF-8. */
 static inline size_t text_utf8_len(const unsigned char *s, size_t n)
 {
 	unsigned c = s[0], cp, len, min;
@@ -95,10 +89,20 @@ static inline size_t text_utf8_len(const unsigned char *s, size_t n)
 			return 0;
 		cp = cp << 6 | (s[i] & 0x3f);
 	}
-	/* overlong forms, UTF-16 surrogates, past U+10FFFF, and C1 controls are not text */
-	if (cp < min || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff || cp < 0xa0)
+	/* overlong forms, UTF-16 surrogates and anything past U+10FFFF are not UTF-8 */
+	if (cp < min || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
 		return 0;
 	return len;
+}
+
+/* Whether s[0..n) is all valid UTF-8. */
+static inline int text_utf8_ok(const char *s, size_t n)
+{
+	size_t i = 0, k;
+
+	while (i < n && (k = text_utf8_len((const unsigned char *)s + i, n - i)) > 0)
+		i += k;
+	return i == n;
 }
 
 /* The longest run at s[0..n) that occurs in secret, if at least TEXT_SECRET_PIECE long (or all of a shorter secret). */
@@ -118,6 +122,15 @@ static inline size_t text_secret_at(const char *s, size_t n, const char *secret,
 	return best;
 }
 
+/*
+ * Makes s[0..n), a string a server sent (a Status message, a body line, a header value), fit
+ * for one log line: written to out (cap > 0 bytes, always NUL-terminated, cut when full).
+ * The secret (the bearer token, slen bytes), and any piece of it TEXT_SECRET_PIECE bytes or
+ * longer, and whatever follows "Bearer " up to the next space, become "[redacted]": a server or
+ * proxy that echoes the Authorization header must not put the token in the log. Control bytes
+ * become '?', and bytes that are not valid UTF-8 "\xNN", so the line stays one printable line.
+ * Returns out.
+ */
 static inline char *text_clean(char *out, size_t cap, const char *s, size_t n, const char *secret, size_t slen)
 {
 	static const char red[] = "[redacted]", hex[] = "0123456789abcdef";
@@ -143,7 +156,8 @@ static inline char *text_clean(char *out, size_t cap, const char *s, size_t n, c
 		} else if (c < 0x80) {
 			TEXT_PUT("?", 1);
 			i++;
-		} else if ((k = text_utf8_len((const unsigned char *)s + i, n - i)) > 0) {
+		} else if ((k = text_utf8_len((const unsigned char *)s + i, n - i)) > 0 &&
+		    !(c == 0xc2 && (unsigned char)s[i + 1] < 0xa0)) {       /* C1 controls */
 			TEXT_PUT(s + i, k);
 			i += k;
 		} else {
