@@ -72,13 +72,20 @@ static int load_token(struct kube *k, int force)
 
 	if (!k->t->token_file[0] || (!force && k->token_read && now - k->token_read < KUBE_TOKEN_REREAD))
 		return 0;
-	if ((r = kubeconfig_read_file(k->t->token_file, KUBE_TOKEN_MAX - 1, &tok, &n)) < 0) {
+	/* KUBE_TOKEN_MAX bytes of file: a token of KUBE_TOKEN_MAX - 1 and its newline */
+	if ((r = kubeconfig_read_file(k->t->token_file, KUBE_TOKEN_MAX, &tok, &n)) < 0) {
 		fail(k, "cannot read token file %.256s: %s", k->t->token_file,
 		    r == -2 ? "too large for a token" : kubeconfig_why(r));
 		return -1;
 	}
 	while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ' || tok[n - 1] == '\t'))
 		n--;
+	if (n >= sizeof k->token) {
+		memset(tok, 0, n);
+		free(tok);
+		fail(k, "cannot read token file %.256s: too large for a token", k->t->token_file);
+		return -1;
+	}
 	if (!token_ok(tok, n)) {
 		memset(tok, 0, n);
 		free(tok);
@@ -423,6 +430,16 @@ static enum kube_result change(struct kube *k, const char *method, const struct 
 	return refused(k, what, &r);
 }
 
+/* Why a request body could not be written: json.c refuses a string that is not UTF-8. */
+static enum kube_result unwritable(struct kube *k, const char *what, const struct node_facts *f)
+{
+	if (!kube_name_ok(f->name))
+		return fail(k, "not a node name, not put into a path");
+	if (!text_utf8_ok(f->rv, strlen(f->rv)) || !text_utf8_ok(f->uid, strlen(f->uid)))
+		return fail(k, "%s for %s: its resourceVersion or uid is not valid UTF-8", what, f->name);
+	return fail(k, "%s for %s too long", what, f->name);
+}
+
 /* The guard every patch starts with: act only on the node as it was listed. */
 static void test_rv(struct json_buf *b, const struct node_facts *f)
 {
@@ -462,7 +479,7 @@ enum kube_result kube_taint(struct kube *k, const struct node_facts *f, const ch
 		json_raw(&b, "\"}}]");
 	}
 	if ((n = json_buf_end(&b)) < 0)
-		return fail(k, "patch for %s too long", f->name);
+		return unwritable(k, "patch", f);
 	return change(k, "PATCH", f, "application/json-patch+json", body, (size_t)n);
 }
 
@@ -489,7 +506,7 @@ enum kube_result kube_clear(struct kube *k, const struct node_facts *f, const ch
 	}
 	json_raw(&b, "]");
 	if ((n = json_buf_end(&b)) < 0)
-		return fail(k, "patch for %s too long", f->name);
+		return unwritable(k, "patch", f);
 	return change(k, "PATCH", f, "application/json-patch+json", body, (size_t)n);
 }
 
@@ -508,6 +525,6 @@ enum kube_result kube_delete(struct kube *k, const struct node_facts *f)
 	json_str(&b, f->rv);
 	json_raw(&b, "}}");
 	if ((n = json_buf_end(&b)) < 0)
-		return fail(k, "delete options for %s too long", f->name);
+		return unwritable(k, "delete options", f);
 	return change(k, "DELETE", f, "application/json", body, (size_t)n);
 }
