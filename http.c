@@ -459,15 +459,21 @@ void http_until(struct http_conn *c, long long at)
 	c->until = at;
 }
 
-/* Starts waiting for phase ph, begun at start: its end is its own limit, or c->until if sooner. */
+/* Starts phase ph, begun at start: it ends after its own limit, or at cap or c->until if sooner. */
 static void enter(struct http_conn *c, enum http_phase ph, long long start, long long cap)
 {
+	long long end = start + c->limit_ms[ph] / c->scale;
+
+	c->by_until = 0;
+	if (cap && cap < end)
+		end = cap;
+	if (c->until && c->until <= end) {
+		end = c->until;
+		c->by_until = 1;
+	}
 	c->phase = ph;
-	c->phase_end = start + c->limit_ms[ph] / c->scale;
-	if (cap && cap < c->phase_end)
-		c->phase_end = cap;
-	if (c->until && c->until < c->phase_end)
-		c->phase_end = c->until;
+	c->phase_end = end;
+	c->phase_ms = end > start ? end - start : 0;
 }
 
 static int stop_seen(struct http_conn *c)
@@ -583,16 +589,16 @@ static int io_fail(struct http_conn *c, const char *doing)
 	};
 	char b[200];
 	const char *why;
-	long ms = c->limit_ms[c->phase] / c->scale;
+	long long ms = c->phase_ms;
 
 	if (c->stopped)
 		return cfail(c, "%s %s: stopped", doing, c->where);
 	if (c->expired) {
-		if (c->until && c->phase_end == c->until)
-			return cfail(c, "%s %s not done by the caller's deadline", phases[c->phase], c->where);
+		if (c->by_until)
+			return cfail(c, "%s %s not done when the caller's deadline passed", phases[c->phase], c->where);
 		if (ms % 1000 == 0)
-			return cfail(c, "%s %s not done after %lds", phases[c->phase], c->where, ms / 1000);
-		return cfail(c, "%s %s not done after %ldms", phases[c->phase], c->where, ms);
+			return cfail(c, "%s %s not done after %llds", phases[c->phase], c->where, ms / 1000);
+		return cfail(c, "%s %s not done after %lldms", phases[c->phase], c->where, ms);
 	}
 	if (c->nfirst == sizeof c->first && memcmp(c->first, "HTTP/", 5) == 0 && c->phase == HTTP_HANDSHAKE) {
 		c->permanent = 1;
@@ -829,6 +835,8 @@ int http_request(struct http_conn *c, const char *method, const char *path, cons
 		start = http_clock_ms();
 		enter(c, HTTP_RESPONSE, start, 0);
 		c->response_end = c->phase_end;
+		c->response_ms = c->phase_ms;
+		c->response_by_until = c->by_until;
 		enter(c, HTTP_HEAD, start, c->response_end);
 		sent = send_request(c, method, path, headers, body, bodylen) == 0;
 		if (sent)
@@ -854,6 +862,8 @@ int http_request(struct http_conn *c, const char *method, const char *path, cons
 	c->in_body = 1;
 	c->phase = HTTP_RESPONSE;
 	c->phase_end = c->response_end;
+	c->phase_ms = c->response_ms;
+	c->by_until = c->response_by_until;
 	if (c->parser.done)
 		body_done(c);
 	return 0;

@@ -94,7 +94,10 @@ struct http_conn {
 	int got_byte;                /* private: a response byte arrived on this attempt */
 	int io_eof, io_errno;        /* private: why the last socket call failed */
 	int phase;                   /* private: the phase being waited for */
-	long long phase_end, response_end; /* private: when the phase, the response must be done */
+	long long phase_end, phase_ms; /* private: when it must be done, how long it was given */
+	int by_until;                /* private: its end is c->until */
+	long long response_end, response_ms; /* private: the same for the whole response */
+	int response_by_until;
 	int expired;                 /* after -1: a deadline passed (the phase is in err) */
 	int stopped;                 /* after -1: the stop flag was seen */
 	unsigned char first[5];      /* private: the first bytes the server sent on this connection */

@@ -48,7 +48,7 @@ typedef void (*kube_restart_fn)(void *ctx);
 #define KUBE_RETRY_AFTER_MAX 60 /* longest Retry-After honoured, seconds */
 #define KUBE_PAGES_MAX 100000   /* pages of one list: 50 million nodes at the default limit */
 #define KUBE_LIST_SECONDS 600   /* longest a whole list may take to read */
-#define KUBE_PAGE_SECONDS 120   /* longest one page may take, from its request to its last byte */
+#define KUBE_PAGE_SECONDS 60    /* longest one page may take, from its request to its last byte */
 
 struct kube {
 	struct http_conn http;            /* large: keep struct kube static */

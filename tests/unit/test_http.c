@@ -1222,6 +1222,54 @@ static void t_tls_socket_errors(void)
 	tls_free(&tls);
 }
 
+static volatile sig_atomic_t stop_flag;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+/* Each phase ends at its own limit, capped by the response's and by http_until; a stop ends any. */
+static void t_deadlines(void)
+{
+	struct http_response r;
+	long long t0;
+
+	if (!check(setup("ca.crt", NULL, NULL) == 0 && server("ip.crt", "ip.key", NULL, "127.0.0.1") == 0))
+		return;
+	check(http_init(&conn, &tls, "127.0.0.1", srv_port, NULL) == 0);
+	check(get("/hello") == 200);
+	/* the head's 30 s is cut by the response's 300 ms, and the message says the time it had */
+	http_deadline(&conn, HTTP_RESPONSE, 300);
+	t0 = http_clock_ms();
+	check(get("/slow") == -1 && err_has("response head from 127.0.0.1:") && err_has("not done after 300ms"));
+	check(http_clock_ms() - t0 < 1000 && conn.expired && !conn.stopped);
+	http_deadline(&conn, HTTP_RESPONSE, HTTP_RESPONSE_MS);
+	/* the caller's deadline caps every phase */
+	http_until(&conn, http_later(&conn, 200));
+	check(get("/slow") == -1 && err_has("not done when the caller's deadline passed"));
+	/* and a sleep that would pass it is not begun */
+	t0 = http_clock_ms();
+	check(http_sleep(&conn, 5000) == -1 && conn.expired && http_clock_ms() - t0 < 100);
+	http_until(&conn, 0);
+	check(http_sleep(&conn, 50) == 0);
+	/* a stop flag set by a signal ends a wait within a slice (here: the signal itself wakes poll) */
+	conn.stop = &stop_flag;
+	signal(SIGALRM, on_alarm);
+	stop_flag = 0;
+	alarm(1);
+	t0 = http_clock_ms();
+	check(get("/slow") == -1 && conn.stopped && err_has(": stopped"));
+	check(http_clock_ms() - t0 < 1000 + HTTP_WAIT_SLICE_MS);
+	check(http_sleep(&conn, 10000) == -1 && conn.stopped);
+	check(http_request(&conn, "GET", "/hello", NULL, NULL, 0, &r) == -1 && conn.stopped);
+	stop_flag = 0;
+	check(get("/hello") == 200);
+	conn.stop = NULL;
+	server_stop();
+}
+
 static const struct test tests[] = {
 	{ "content_length", t_content_length },
 	{ "content_length_stops", t_content_length_stops },
@@ -1256,6 +1304,7 @@ static const struct test tests[] = {
 	{ "tls_ipv6", t_tls_ipv6 },
 	{ "tls_client_cert", t_tls_client_cert },
 	{ "tls_socket_errors", t_tls_socket_errors },
+	{ "deadlines", t_deadlines },
 	{ 0, 0 }
 };
 
