@@ -71,6 +71,7 @@ class Shutdown(test_faults.FaultCase):
         r = self.signal_and_time(p, errp, signal.SIGTERM)
         self.assertRc(r, 1)
         self.assertNoActions(r)
+        self.assertLog(r, "the pass did not finish")
 
     def test_once_sigint_during_trickled_head(self):
         self.server(cluster())
@@ -80,6 +81,7 @@ class Shutdown(test_faults.FaultCase):
         r = self.signal_and_time(p, errp, signal.SIGINT)
         self.assertRc(r, 1)
         self.assertNoActions(r)
+        self.assertLog(r, "the pass did not finish")
 
     def test_once_sigterm_during_trickled_body(self):
         self.server(cluster())
@@ -90,6 +92,7 @@ class Shutdown(test_faults.FaultCase):
         r = self.signal_and_time(p, errp, signal.SIGTERM)
         self.assertRc(r, 1)
         self.assertNoActions(r)
+        self.assertLog(r, "the pass did not finish")
 
     def test_run_sigterm_during_trickled_head_exits_0(self):
         self.server(cluster())
