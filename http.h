@@ -97,7 +97,7 @@ struct http_conn {
 	long long phase_end, phase_ms; /* private: when it must be done, how long it was given */
 	int by_until;                /* private: its end is c->until */
 	long long response_end, response_ms; /* private: the same for the whole response */
-	int response_by_until;
+	int response_by_until;       /* private */
 	int expired;                 /* after -1: a deadline passed (the phase is in err) */
 	int stopped;                 /* after -1: the stop flag was seen */
 	unsigned char first[5];      /* private: the first bytes the server sent on this connection */

@@ -1268,6 +1268,25 @@ static void t_deadlines(void)
 	check(get("/hello") == 200);
 	conn.stop = NULL;
 	server_stop();
+
+	/* connect: a listener whose backlog is full drops the SYN, so connect() waits */
+	char port[8];
+	int fd = listener(port, sizeof port), fill[4];
+	check(fd >= 0 && listen(fd, 0) == 0);
+	for (int i = 0; i < 4; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)) };
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		connect(fill[i], (struct sockaddr *)&a, sizeof a);
+	}
+	check(http_init(&conn, &tls, "127.0.0.1", port, NULL) == 0);
+	http_deadline(&conn, HTTP_CONNECT, 300);
+	t0 = http_clock_ms();
+	check(get("/") == -1 && err_has("connect to 127.0.0.1:") && err_has("not done after 300ms"));
+	check(http_clock_ms() - t0 < 1000 && conn.expired && !conn.permanent);
+	for (int i = 0; i < 4; i++)
+		close(fill[i]);
+	close(fd);
 }
 
 static const struct test tests[] = {
