@@ -80,6 +80,27 @@ class SlowPeers(test_faults.FaultCase):
         r = self.once(taint_after=60, prune_after=300, timeout=40)
         self.fails_cleanly(r, words=("chunk size line too long",))
 
+    def test_run_keeps_its_passes_on_time_behind_a_trickling_path(self):
+        # each pass fails at the handshake deadline (1 s at the test scale) and the next runs
+        self.server(cluster())
+        p = self.proxy("handshake", 0.5)
+        proc, errp = self.start_run(extra=["--poll", "1"], env=SCALE)
+        ok = self.srv.wait_for(lambda: open(errp, "rb").read().count(b"not done after 1s") >= 3, 15)
+        r = self.stop_run(proc, errp)
+        self.assertTrue(ok, "fewer than 3 passes in 15 s" + self.ctx(r))
+        self.assertLog(r, "handshake with 127.0.0.1:%d not done after 1s" % p.port)
+        self.assertEqual(r.rc, 0, self.ctx(r))
+        self.assertNoActions(r)
+
+    def test_retry_after_past_the_list_deadline_is_not_waited_for(self):
+        # 60 s asked, the list's 600 s is 60 s at the test scale: nothing is left for the retry
+        self.server(cluster())
+        self.srv.on(Fault("status", status=429, reason="TooManyRequests", message="slow down",
+                          headers=[("Retry-After", "60")]), times=None, list_only=True)
+        r = self.once(taint_after=60, timeout=40, env=SCALE)
+        self.fails_cleanly(r, words=("asked to wait 60s",))
+        self.assertLess(r.seconds, 10, self.ctx(r))
+
     def test_plain_http_server_named_as_such(self):
         ls = socket.socket()
         ls.bind(("127.0.0.1", 0))
