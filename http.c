@@ -13,7 +13,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -389,17 +388,8 @@ int http_parse_eof(struct http_parser *p)
 
 /* ---- The connection ---- */
 
-__attribute__((format(printf, 2, 3)))
-static int cfail(struct http_conn *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	/* a cut message is still a message */
-	va_start(ap, fmt);
-	vsnprintf(c->err, sizeof c->err, fmt, ap);
-	va_end(ap);
-	return -1;
-}
+/* c->err says why; -1 */
+#define cfail(c, ...) text_fail((c)->err, sizeof (c)->err, __VA_ARGS__)
 
 int http_init(struct http_conn *c, const struct tls_creds *creds, const char *host, const char *port,
     const char *verify_name)

@@ -764,7 +764,7 @@ static int str_member(struct members *m, int *count, size_t *k, size_t *ke, size
 }
 
 /* Labels and annotations are walked with the full grammar here, not tokenized: most nodes' largest members. */
-static int read_labels(const char *s, const struct val *o, const struct json_keys *k, struct node_facts *f)
+static int read_labels(const char *s, const struct val *o, const struct node_keys *k, struct node_facts *f)
 {
 	size_t lp = k && k->prune_label ? strlen(k->prune_label) : 0;
 	size_t lcp = sizeof NODE_LABEL_CONTROL_PLANE - 1, le = sizeof NODE_LABEL_ETCD - 1;
@@ -795,7 +795,7 @@ static int read_labels(const char *s, const struct val *o, const struct json_key
 	return r == 0 && m.i == o->end ? 0 : -1;
 }
 
-static int read_annotations(const char *s, const struct val *o, const struct json_keys *k, struct node_facts *f)
+static int read_annotations(const char *s, const struct val *o, const struct node_keys *k, struct node_facts *f)
 {
 	size_t la = k && k->annotation ? strlen(k->annotation) : 0;
 	size_t ks, ke, vs, ve;
@@ -1020,7 +1020,7 @@ static int read_val(const char *s, const struct val *v, jsmntype_t want, struct 
  * objects of strings (flat_taints, flat_conditions); jsmn tokenizes any other taints or
  * conditions. The pool's bound holds for all four (str_member and flat_object count), not the node.
  */
-int json_node_facts(const char *obj, size_t len, const struct json_keys *k, struct node_facts *f)
+int json_node_facts(const char *obj, size_t len, const struct node_keys *k, struct node_facts *f)
 {
 	static const struct name top[] = { NAME("metadata"), NAME("spec"), NAME("status") };
 	static const struct name in_meta[] = { NAME("name"), NAME("uid"), NAME("resourceVersion"), NAME("labels"),

@@ -9,12 +9,6 @@
 #include <stdint.h>
 #include "node.h"
 
-/* The configurable keys json_node_facts looks for. Both must stay valid while used. */
-struct json_keys {
-	const char *prune_label;  /* label whose value "true" marks a node removable */
-	const char *annotation;   /* annotation that marks the out-of-service taint as ours */
-};
-
 /*
  * Reads one Node object (obj[0..len), a complete JSON object) into *f.
  * Returns 0, or -1 when the text is not valid JSON, when labels, annotations, spec.taints or
@@ -36,7 +30,7 @@ struct json_keys {
  * some 8000 labels), so a node's size is bounded by the caller's buffer, not by the pool.
  */
 #define JSON_TOKENS 16384
-int json_node_facts(const char *obj, size_t len, const struct json_keys *k, struct node_facts *f);
+int json_node_facts(const char *obj, size_t len, const struct node_keys *k, struct node_facts *f);
 
 /*
  * Splits a NodeList body, fed as it arrives in pieces of any size, into its items.

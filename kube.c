@@ -5,31 +5,24 @@
  * status codes; the rules live in policy.c, the wire in http.c. Allocates nothing per call.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "json.h"
 #include "kube.h"
-#include "node.h"
 #include "text.h"
-#include "kubeconfig.h"
 
 #define BODY_MAX 4096      /* what is kept of an error response to explain it */
 #define PATCH_MAX 4096
 #define READ_CHUNK 16384
 
-__attribute__((format(printf, 2, 3)))
-static enum kube_result fail(struct kube *k, const char *fmt, ...)
-{
-	va_list ap;
+/* Any 422 the API server makes itself when a JSON patch does not apply, a failed test op among
+ * them, carries this message, reason Invalid and no causes; a validation error or an admission
+ * denial says what is wrong instead. */
+#define PATCH_NOT_APPLIED "the server rejected our request due to an error in our request"
 
-	va_start(ap, fmt);
-	vsnprintf(k->err, sizeof k->err, fmt, ap);
-	va_end(ap);
-	return KUBE_FAILED;
-}
+/* KUBE_FAILED is -1, so a failure and its reason are one statement. */
+#define fail(k, ...) text_fail((k)->err, sizeof (k)->err, __VA_ARGS__)
 
 const char *kube_error(const struct kube *k)
 {
@@ -62,41 +55,32 @@ static int token_ok(const char *tok, size_t n)
 	return 1;
 }
 
-/* Reads the token file again when it is older than KUBE_TOKEN_REREAD, or when forced. */
+/*
+ * Reads the token file again when it is older than KUBE_TOKEN_REREAD, or when forced, into a
+ * buffer on the stack first: a failed read keeps the token we had. No allocation in the loop.
+ */
 static int load_token(struct kube *k, int force)
 {
+	/* the token, a line end (CRLF at most) and one byte to tell a longer file */
+	char tok[KUBE_TOKEN_MAX + 3];
 	time_t now = time(NULL);
-	char *tok;
-	size_t n;
+	size_t n = 0;
 	int r;
 
 	if (!k->t->token_file[0] || (!force && k->token_read && now - k->token_read < KUBE_TOKEN_REREAD))
 		return 0;
-	/* KUBE_TOKEN_MAX bytes of file: a token of KUBE_TOKEN_MAX - 1 and its newline */
-	if ((r = kubeconfig_read_file(k->t->token_file, KUBE_TOKEN_MAX, &tok, &n)) < 0) {
-		fail(k, "cannot read token file %.256s: %s", k->t->token_file,
-		    r == -2 ? "too large for a token" : kubeconfig_why(r));
-		return -1;
-	}
+	if ((r = file_read(k->t->token_file, tok, sizeof tok, &n)) != FILE_OK)
+		return file_error(k->err, sizeof k->err, "token file", k->t->token_file, r, sizeof tok - 1);
 	while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ' || tok[n - 1] == '\t'))
 		n--;
-	if (n >= sizeof k->token) {
-		memset(tok, 0, n);
-		free(tok);
-		fail(k, "cannot read token file %.256s: too large for a token", k->t->token_file);
-		return -1;
-	}
-	if (!token_ok(tok, n)) {
-		memset(tok, 0, n);
-		free(tok);
-		fail(k, "token file %.256s is empty or holds a character a bearer token cannot have",
-		    k->t->token_file);
-		return -1;
+	if (n > KUBE_TOKEN_MAX || !token_ok(tok, n)) {
+		explicit_bzero(tok, sizeof tok);
+		return fail(k, "token file %.256s is empty, longer than %d bytes, or holds a character a bearer token cannot have",
+		    k->t->token_file, KUBE_TOKEN_MAX);
 	}
 	memcpy(k->token, tok, n);
 	k->token[n] = '\0';
-	memset(tok, 0, n);
-	free(tok);
+	explicit_bzero(tok, sizeof tok);
 	k->token_read = now;
 	return 0;
 }
@@ -142,7 +126,7 @@ static int parse_server(struct kube *k, char *host, size_t hostlen, char *port, 
 	return 0;
 }
 
-int kube_init(struct kube *k, const struct kube_target *t, volatile const int *stop, char *err,
+int kube_init(struct kube *k, const struct kube_target *t, volatile sig_atomic_t *stop, char *err,
     size_t errlen)
 {
 	char host[256], port[8];
@@ -150,30 +134,39 @@ int kube_init(struct kube *k, const struct kube_target *t, volatile const int *s
 	memset(k, 0, sizeof *k);
 	k->t = t;
 	k->stop = stop;
-	if (parse_server(k, host, sizeof host, port, sizeof port) < 0) {
-		snprintf(err, errlen, "server '%.256s' is not https://HOST[:PORT][/PATH]", t->server);
-		return -1;
-	}
+	if (parse_server(k, host, sizeof host, port, sizeof port) < 0)
+		return text_fail(err, errlen, "server '%.256s' is not https://HOST[:PORT][/PATH]", t->server);
 	if (tls_load(&k->tls, t->ca_pem, t->ca_len, t->cert_pem, t->cert_len, t->key_pem,
 	    t->key_len, err, errlen) < 0)
 		return -1;
 	if (http_init(&k->http, &k->tls, host, port, t->tls_server_name) < 0) {
-		snprintf(err, errlen, "server name '%.256s' is too long", host);
-		return -1;
+		text_fail(err, errlen, "server name '%.256s' is too long", host);
+		goto failed;
 	}
 	k->http.stop = k->stop;
 	if (t->token) {
 		size_t n = strlen(t->token);
-		if (n >= sizeof k->token || !token_ok(t->token, n)) {
-			snprintf(err, errlen, "the kubeconfig's token is empty, too long, or holds a character a bearer token cannot have");
-			return -1;
+		if (n > KUBE_TOKEN_MAX || !token_ok(t->token, n)) {
+			text_fail(err, errlen, "the kubeconfig's token is empty, longer than %d bytes, or holds a character a bearer token cannot have",
+			    KUBE_TOKEN_MAX);
+			goto failed;
 		}
 		memcpy(k->token, t->token, n + 1);
 	} else if (load_token(k, 1) < 0) {
-		snprintf(err, errlen, "%s", k->err);
-		return -1;
+		text_fail(err, errlen, "%s", k->err);
+		goto failed;
 	}
 	return 0;
+failed:
+	kube_close(k);
+	return -1;
+}
+
+void kube_close(struct kube *k)
+{
+	http_close(&k->http);
+	tls_free(&k->tls);
+	explicit_bzero(k->token, sizeof k->token);
 }
 
 /*
@@ -264,12 +257,17 @@ static enum kube_result failed(struct kube *k, const char *what)
 	return fail(k, "%s: %.400s", what, reason);
 }
 
-/* Turns a refused request into one line: what, the status, and the server's reason. */
+/*
+ * Turns a refused request into one line: what, the status, and the server's reason. Returns
+ * KUBE_FAILED, or KUBE_CHANGED for a 422 the API server makes when a JSON patch does not apply
+ * (a failed resourceVersion test), which still leaves its line in k->err.
+ */
 static enum kube_result refused(struct kube *k, const char *what, const struct http_response *r)
 {
 	char body[BODY_MAX + 1], reason[64], msg[300], said[400], why[100];
 	size_t n = 0;
 	long got;
+	int changed;
 
 	while (n < BODY_MAX && (got = http_read(&k->http, body + n, BODY_MAX - n)) > 0)
 		n += (size_t)got;
@@ -283,11 +281,13 @@ static enum kube_result refused(struct kube *k, const char *what, const struct h
 		msg[i] = '\0';
 		reason[0] = '\0';
 	}
+	changed = r->status == 422 && strcmp(reason, "Invalid") == 0 && strcmp(msg, PATCH_NOT_APPLIED) == 0;
 	/* the server's words may echo the token, or be anything but one line of text */
 	text_clean(said, sizeof said, msg, strlen(msg), k->token, strlen(k->token));
 	text_clean(why, sizeof why, reason, strlen(reason), k->token, strlen(k->token));
-	return fail(k, "%s: HTTP %d%s%s%s%s", what, r->status, why[0] ? " " : "", why,
+	fail(k, "%s: HTTP %d%s%s%s%s", what, r->status, why[0] ? " " : "", why,
 	    said[0] ? ": " : "", said);
+	return changed ? KUBE_CHANGED : KUBE_FAILED;
 }
 
 /* Appends s to dst percent-encoded, as a query value. */
@@ -314,11 +314,38 @@ static int query_escape(char *dst, size_t cap, const char *s)
 	return 0;
 }
 
-static enum kube_result list_pages(struct kube *k, long limit, char *buf, size_t cap,
+/* What the list splitter's item callback needs to hand each node's facts up. */
+struct yield {
+	const struct node_keys *keys;
+	kube_node_fn node;
+	void *ctx;
+	struct node_facts f;
+};
+
+/* Reads one item of the list into facts (or a reason it could not be read) and hands them up. */
+static int on_item(void *ctx, const char *obj, size_t len)
+{
+	struct yield *y = ctx;
+	char why[128];
+
+	if (!obj) {
+		memset(&y->f, 0, sizeof y->f);
+		snprintf(why, sizeof why, "its object is over %d KiB (%zu bytes), more than noderecover reads",
+		    KUBE_NODE_MAX / 1024, len);
+		return y->node(y->ctx, &y->f, why);
+	}
+	if (json_node_facts(obj, len, y->keys, &y->f) < 0)
+		return y->node(y->ctx, &y->f, "not a Node object noderecover understands");
+	return y->node(y->ctx, &y->f, NULL);
+}
+
+static enum kube_result list_pages(struct kube *k, long limit, const struct node_keys *keys,
     kube_node_fn node, kube_restart_fn restart, void *ctx)
 {
 	static struct json_list l;
-	char path[KUBE_PATH_MAX + 3 * JSON_CONTINUE_MAX];
+	static char item[KUBE_NODE_MAX];
+	struct yield y = { .keys = keys, .node = node, .ctx = ctx };
+	char path[TARGET_PATH_MAX + 3 * JSON_CONTINUE_MAX];
 	char cont[JSON_CONTINUE_MAX + 1] = "";
 	char chunk[READ_CHUNK];
 	int restarted = 0;
@@ -351,7 +378,7 @@ static enum kube_result list_pages(struct kube *k, long limit, char *buf, size_t
 			text_clean(ct, sizeof ct, r.content_type, strlen(r.content_type), k->token, strlen(k->token));
 			return fail(k, "listing nodes: the server answered with '%s', not JSON", ct);
 		}
-		json_list_init(&l, buf, cap, node, ctx);
+		json_list_init(&l, item, sizeof item, on_item, &y);
 		while ((got = http_read(&k->http, chunk, sizeof chunk)) > 0) {
 			int v = json_list_feed(&l, chunk, (size_t)got);
 			if (v != 0) {
@@ -383,7 +410,7 @@ static enum kube_result list_pages(struct kube *k, long limit, char *buf, size_t
  * A server that trickles bytes, or streams a list without end, must not hold the pass: each
  * page has a deadline of its own and no page outlives the whole list's.
  */
-enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t cap,
+enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_keys *keys,
     kube_node_fn node, kube_restart_fn restart, void *ctx)
 {
 	long long end = http_later(&k->http, KUBE_LIST_SECONDS * 1000L);
@@ -391,7 +418,7 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t c
 
 	http_deadline(&k->http, HTTP_RESPONSE, KUBE_PAGE_SECONDS * 1000L);
 	http_until(&k->http, end);
-	res = list_pages(k, limit, buf, cap, node, restart, ctx);
+	res = list_pages(k, limit, keys, node, restart, ctx);
 	http_deadline(&k->http, HTTP_RESPONSE, HTTP_RESPONSE_MS);
 	http_until(&k->http, 0);
 	if (res != KUBE_OK && http_clock_ms() >= end)
@@ -403,7 +430,7 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t c
 static enum kube_result change(struct kube *k, const char *method, const struct node_facts *f,
     const char *ctype, const char *body, size_t len)
 {
-	char path[KUBE_PATH_MAX], what[NODE_NAME_MAX + 32];
+	char path[TARGET_PATH_MAX], what[NODE_NAME_MAX + 32];
 	struct http_response r;
 
 	if (!kube_name_ok(f->name))
@@ -417,9 +444,10 @@ static enum kube_result change(struct kube *k, const char *method, const struct 
 		http_discard(&k->http);
 		return KUBE_OK;
 	}
-	/* 422 is how a failed JSON-patch test comes back (reason Invalid, a generic message);
-	 * 409 is a failed delete precondition. Either way the node changed since it was listed. */
-	if (r.status == 409 || r.status == 422) {
+	/* 409 is a failed delete precondition: the node changed since it was listed. A 422 is
+	 * that too only when the patch's test failed; refused() tells it from a validation
+	 * error or an admission denial, which fail the pass with the API's message. */
+	if (r.status == 409) {
 		refused(k, what, &r);
 		return KUBE_CHANGED;
 	}

@@ -1,80 +1,75 @@
 /*
- * The Kubernetes API calls noderecover makes: list nodes page by page, patch a node, delete a
- * node; and the credentials they carry. Knows the API's paths and status codes, not the rules.
+ * The Kubernetes API calls noderecover makes: list nodes page by page (yielding each node's
+ * facts), patch a node, delete a node; and the credentials they carry. Knows the API's paths,
+ * bodies and status codes, not the rules.
  */
 #ifndef KUBE_H
 #define KUBE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <time.h>
 #include "http.h"
-
-#define KUBE_PATH_MAX 4096
-
-/*
- * Where the cluster is and how to prove who we are: filled at start-up by settings.c from
- * flags, a kubeconfig, the pod's service account or k3s's kubeconfig. The *_pem and token
- * buffers are heap copies owned by the target (kube_target_free).
- */
-struct kube_target {
-	char server[512];            /* https://HOST[:PORT][/PREFIX], as given */
-	char tls_server_name[256];   /* name to verify instead of HOST; "" for HOST */
-	char *ca_pem;                /* CA certificates, PEM text */
-	size_t ca_len;
-	char token_file[KUBE_PATH_MAX]; /* bearer token re-read from here; "" if none */
-	char *token;                 /* a token given inline (kubeconfig "token:"); NULL if none */
-	char *cert_pem, *key_pem;    /* client certificate chain and key, PEM; NULL if none */
-	size_t cert_len, key_len;
-	char source[KUBE_PATH_MAX + 64]; /* where this came from, for the start-up line */
-};
-void kube_target_free(struct kube_target *t);
+#include "node.h"
+#include "target.h"
 
 enum kube_result {
-	KUBE_OK,
-	KUBE_CHANGED,    /* the precondition failed: 422 on a JSON-patch test, 409 on a delete */
-	KUBE_GONE,       /* 404 */
-	KUBE_FAILED      /* anything else; the reason is in kube_error() */
+	KUBE_FAILED = -1, /* the reason is in kube_error() */
+	KUBE_OK = 0,
+	KUBE_CHANGED,     /* the node changed since it was listed: the patch's resourceVersion test
+	                     failed (422 Invalid, no causes) or the delete's preconditions (409) */
+	KUBE_GONE         /* 404 */
 };
 
-struct kube;
-/* Called for each Node object of a list, or with obj == NULL for one too large to read (len: its size so far). Nonzero stops the list. */
-typedef int (*kube_node_fn)(void *ctx, const char *obj, size_t len);
+/*
+ * Called for each node of a list, in order. why == NULL: f holds the node's facts. Otherwise
+ * the node could not be read (why says what was wrong, and where) and nothing may be done to
+ * it; f->name holds its name when that much could be read, else "". f lives until the call
+ * returns. Nonzero stops the list (it then fails).
+ */
+typedef int (*kube_node_fn)(void *ctx, const struct node_facts *f, const char *why);
 /* Called when a list restarts from the first page (410 Expired): forget what the earlier pages said. */
 typedef void (*kube_restart_fn)(void *ctx);
 
-#define KUBE_TOKEN_MAX 8192
+#define KUBE_TOKEN_MAX 8192     /* bytes of a bearer token; its file may add a line end */
 #define KUBE_TOKEN_REREAD 60    /* seconds: the kubelet rotates projected tokens */
 #define KUBE_RETRIES 2          /* attempts after the first, for 5xx, 429 and dropped connections */
 #define KUBE_RETRY_AFTER_MAX 60 /* longest Retry-After honoured, seconds */
 #define KUBE_PAGES_MAX 100000   /* pages of one list: 50 million nodes at the default limit */
 #define KUBE_LIST_SECONDS 600   /* longest a whole list may take to read */
 #define KUBE_PAGE_SECONDS 60    /* longest one page may take, from its request to its last byte */
+#define KUBE_NODE_MAX (256 * 1024) /* largest Node object read; a larger one is unreadable */
 
+/* One connection to the API server. Large: keep it static. Its fields are kube.c's alone. */
 struct kube {
-	struct http_conn http;            /* large: keep struct kube static */
+	struct http_conn http;
 	struct tls_creds tls;
 	const struct kube_target *t;
 	char prefix[512];                 /* path prefix of the server URL, "" for none */
-	char token[KUBE_TOKEN_MAX];       /* never logged, never in an error */
+	char token[KUBE_TOKEN_MAX + 1];   /* never logged, never in an error */
 	time_t token_read;                /* when token_file was last read; 0: never */
-	volatile const int *stop;         /* set by a signal: no new request, no more retries */
+	volatile sig_atomic_t *stop;      /* set by a signal: no new request, no more retries */
 	char err[512];                    /* why the last call failed, one line */
 };
 
 /*
  * Prepares the connection for a target (which must outlive k). Reads the CA and client
- * certificate, and the token. Returns 0, or -1 with one line in err.
+ * certificate, and the token. stop (may be NULL) is polled: once it is set, no new request
+ * starts and no retry waits. Returns 0, or -1 with one line in err.
  */
-int kube_init(struct kube *k, const struct kube_target *t, volatile const int *stop, char *err,
+int kube_init(struct kube *k, const struct kube_target *t, volatile sig_atomic_t *stop, char *err,
     size_t errlen);
 
+/* Closes the connection and forgets the credentials kube_init loaded; k may be initialised again. */
+void kube_close(struct kube *k);
+
 /*
- * Lists every node, page by page (limit, then continue), calling node() for each object.
- * buf[0..cap) holds one Node object at a time. A 410 Expired restarts the list from the
- * first page once, after restart(). Returns KUBE_OK when the whole list was read, else
- * KUBE_FAILED with kube_error() saying why.
+ * Lists every node, page by page (limit, then continue), calling node() for each with its
+ * facts read under keys. A 410 Expired restarts the list from the first page once, after
+ * restart(). Returns KUBE_OK when the whole list was read, else KUBE_FAILED with kube_error()
+ * saying why. Memory: one Node object at a time (KUBE_NODE_MAX), never the page.
  */
-enum kube_result kube_list_nodes(struct kube *k, long limit, char *buf, size_t cap,
+enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_keys *keys,
     kube_node_fn node, kube_restart_fn restart, void *ctx);
 
 /* Whether a name read from the API may be put into a path (a DNS subdomain). */
@@ -83,8 +78,8 @@ int kube_name_ok(const char *name);
 /*
  * The changes, each one JSON patch (or DELETE) guarded by the node's resourceVersion as
  * listed. annotation: our annotation key; now: the time written as its value (Unix seconds).
+ * KUBE_CHANGED and KUBE_GONE leave a one-line explanation in kube_error() too.
  */
-struct node_facts;
 enum kube_result kube_taint(struct kube *k, const struct node_facts *f, const char *annotation,
     time_t now);
 enum kube_result kube_clear(struct kube *k, const struct node_facts *f, const char *annotation);

@@ -1,6 +1,6 @@
 /*
  * Kubeconfig files: the YAML subset kubectl and k3s write, or JSON, read into a kube_target.
- * Runs once at start-up. It owns the target's heap buffers (freed by kube_target_free) and its
+* Runs once at start-up. It fills the target's heap buffers (freed by kube_target_free) and its
  * own scratch while parsing, which it wipes. Errors name the file, the line and the key, and
  * never carry the text of a value: a token, key or certificate never reaches a message.
  *
@@ -27,7 +27,6 @@
 #include "text.h"
 
 #define KC_DEPTH_MAX 32            /* nesting; a kubeconfig needs 5 */
-#define KC_TOKEN_FILE_MAX 65536    /* a token file larger than this is refused at start-up */
 #define KC_SHOWN 64                /* a name from the file is cut to this in a message */
 
 enum { KN_NULL, KN_STR, KN_MAP, KN_SEQ };
@@ -51,29 +50,14 @@ struct kc {
 	int nnodes, cap, depth;
 	char *pool;                /* every decoded string; sized so it cannot run out */
 	size_t poolcap, poollen;
-	char *err;
+	char *err;                 /* the reason, without the file's name and line */
 	size_t errlen;
+	int errline;
 };
 
-__attribute__((format(printf, 3, 4)))
-static int fail(struct kc *k, int line, const char *fmt, ...)
-{
-	va_list ap;
-	int w;
-
-	if (k->errlen == 0)
-		return -1;
-	if (line > 0)
-		w = snprintf(k->err, k->errlen, "kubeconfig %s: line %d: ", k->name, line);
-	else
-		w = snprintf(k->err, k->errlen, "kubeconfig %s: ", k->name);
-	if (w < 0 || (size_t)w >= k->errlen)
-		return -1;  /* the message is cut; it still names the file */
-	va_start(ap, fmt);
-	vsnprintf(k->err + w, k->errlen - (size_t)w, fmt, ap);
-	va_end(ap);
-	return -1;
-}
+/* Fails with a reason about the given line (0: the file as a whole); kubeconfig_parse puts
+ * the file's name and the line in front once, when the parse is over. */
+#define fail(k, at, ...) ((k)->errline = (at), text_fail((k)->err, (k)->errlen, __VA_ARGS__))
 
 /* A name from the file, made safe for a log line: control bytes and quotes become '?', long ones are cut. */
 static const char *shown(const char *s, char *buf, size_t n)
@@ -859,71 +843,6 @@ int kubeconfig_base64_decode(const char *in, size_t inlen, unsigned char *out, s
 	return 0;
 }
 
-const char *kubeconfig_why(int r)
-{
-	return r == -3 ? "not a regular file" : r == -2 ? "larger than the limit" : strerror(errno);
-}
-
-/* Reads at most max bytes of path into a fresh NUL-terminated buffer; -1 with errno, -2 when larger than max, -3 when not a regular file. */
-int kubeconfig_read_file(const char *path, size_t max, char **out, size_t *outlen)
-{
-	struct stat st;
-	size_t n = 0;
-	char *b;
-	/* O_NONBLOCK: a FIFO or a terminal named as a token or certificate must not hang the
-	 * start-up in open(); such a file is refused below. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		if (!S_ISDIR(st.st_mode))
-			return -3;
-		errno = EISDIR;
-		return -1;
-	}
-	if (!(b = malloc(max + 1))) {
-		close(fd);
-		errno = ENOMEM;
-		return -1;
-	}
-	while (n < max + 1) {
-		ssize_t r = read(fd, b + n, max + 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			close(fd);
-			free(b);
-			errno = e;
-			return -1;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	if (n > max) {
-		explicit_bzero(b, n);
-		free(b);
-		return -2;
-	}
-	b[n] = '\0';
-	/* the file is usually far smaller than the bound it was read with */
-	*out = realloc(b, n + 1);
-	if (!*out)
-		*out = b;
-	*outlen = n;
-	return 0;
-}
-
 static int resolve(struct kc *k, int line, const char *what, const char *p, char *out, size_t n)
 {
 	int w;
@@ -1024,18 +943,15 @@ static int load_pem(struct kc *k, int m, const char *what, const char *datakey,
 	if (!p)
 		return 0;
 	{
-		char path[KUBE_PATH_MAX], sb[KC_SHOWN + 4];
+		char path[TARGET_PATH_MAX], sb[KC_SHOWN + 4], why[KC_SHOWN + 128];
 		int r;
 		line = k->nodes[get(k, m, pathkey)].line;
 		if (resolve(k, line, what, p, path, sizeof path))
 			return -1;
-		r = kubeconfig_read_file(path, KUBECONFIG_MAX, out, outlen);
-		if (r == -2)
-			return fail(k, line, "%s: %s %s is larger than %d bytes", what, pathkey,
-			    shown(path, sb, sizeof sb), KUBECONFIG_MAX);
-		if (r < 0)
-			return fail(k, line, "%s: cannot read %s %s: %s", what, pathkey,
-			    shown(path, sb, sizeof sb), kubeconfig_why(r));
+		if ((r = file_load(path, KUBECONFIG_MAX, out, outlen)) != FILE_OK) {
+			file_error(why, sizeof why, pathkey, shown(path, sb, sizeof sb), r, KUBECONFIG_MAX);
+			return fail(k, line, "%s: %s", what, why);
+		}
 		if (!pem_whole(*out, *outlen))
 			return fail(k, line, "%s: %s %s does not hold a whole PEM block",
 			    what, pathkey, shown(path, sb, sizeof sb));
@@ -1185,21 +1101,17 @@ static int read_user(struct kc *k, int u, const char *name, struct kube_target *
 		    what);
 	if (tfile) {
 		/* the file wins over an inline token, as in client-go, and is re-read by kube.c */
-		char sb[KC_SHOWN + 4], *b;
-		size_t n;
-		int line = k->nodes[get(k, u, "tokenFile")].line, r;
+		char sb[KC_SHOWN + 4];
+		int line = k->nodes[get(k, u, "tokenFile")].line;
+		struct stat st;
 		if (resolve(k, line, what, tfile, t->token_file, sizeof t->token_file))
 			return -1;
-		r = kubeconfig_read_file(t->token_file, KC_TOKEN_FILE_MAX, &b, &n);
-		if (r == -2)
-			return fail(k, line, "%s: tokenFile %s is larger than %d bytes", what,
-			    shown(t->token_file, sb, sizeof sb), KC_TOKEN_FILE_MAX);
-		if (r < 0)
+		/* Only that it is there: kube.c reads it, checks it, and reads it again as the
+		 * kubelet rotates it. */
+		if (stat(t->token_file, &st) < 0)
 			return fail(k, line, "%s: cannot read tokenFile %s: %s", what,
-			    shown(t->token_file, sb, sizeof sb), kubeconfig_why(r));
-		explicit_bzero(b, n);
-		free(b);
-		if (n == 0)
+			    shown(t->token_file, sb, sizeof sb), strerror(errno));
+		if (st.st_size == 0)
 			return fail(k, line, "%s: tokenFile %s is empty", what, shown(t->token_file, sb, sizeof sb));
 	} else if (token) {
 		int line = k->nodes[get(k, u, "token")].line;
@@ -1248,6 +1160,20 @@ static int read_config(struct kc *k, int root, struct kube_target *t)
 	return 0;
 }
 
+/* Puts "kubeconfig NAME: line N: " in front of the reason. */
+static void say_where(const struct kc *k)
+{
+	char why[1024];
+
+	if (k->errlen == 0)
+		return;
+	snprintf(why, sizeof why, "%s", k->err);
+	if (k->errline > 0)
+		text_fail(k->err, k->errlen, "kubeconfig %s: line %d: %s", k->name, k->errline, why);
+	else
+		text_fail(k->err, k->errlen, "kubeconfig %s: %s", k->name, why);
+}
+
 int kubeconfig_parse(const char *text, size_t len, const char *dir, const char *name,
     struct kube_target *t, char *err, size_t errlen)
 {
@@ -1265,13 +1191,14 @@ int kubeconfig_parse(const char *text, size_t len, const char *dir, const char *
 	k.errlen = errlen;
 	if (errlen)
 		err[0] = '\0';
-	if (len > KUBECONFIG_MAX)
-		return fail(&k, 0, "larger than %d bytes; refusing it", KUBECONFIG_MAX);
 	/* decoded text never outgrows twice its source, plus a NUL per scalar */
 	k.poolcap = 2 * len + 64;
-	if (!(k.pool = malloc(k.poolcap)))
-		return fail(&k, 0, "out of memory");
-	r = check_bytes(&k);
+	if (len > KUBECONFIG_MAX)
+		r = fail(&k, 0, "larger than %d bytes; refusing it", KUBECONFIG_MAX);
+	else if (!(k.pool = malloc(k.poolcap)))
+		r = fail(&k, 0, "out of memory");
+	else
+		r = check_bytes(&k);
 	if (!r) {
 		size_t i;
 		if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
@@ -1283,17 +1210,20 @@ int kubeconfig_parse(const char *text, size_t len, const char *dir, const char *
 	}
 	if (!r)
 		r = read_config(&k, root, t);
-	explicit_bzero(k.pool, k.poolcap);
+	if (k.pool)
+		explicit_bzero(k.pool, k.poolcap);
 	free(k.pool);
 	free(k.nodes);
-	if (r)
+	if (r) {
 		kube_target_free(t);
+		say_where(&k);
+	}
 	return r ? -1 : 0;
 }
 
 int kubeconfig_load(const char *path, struct kube_target *t, char *err, size_t errlen)
 {
-	char dir[KUBE_PATH_MAX], *text;
+	char dir[TARGET_PATH_MAX], *text;
 	const char *slash = strrchr(path, '/');
 	size_t len;
 	int r;
@@ -1305,42 +1235,12 @@ int kubeconfig_load(const char *path, struct kube_target *t, char *err, size_t e
 		r = snprintf(dir, sizeof dir, "/");
 	else
 		r = snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-	if (r < 0 || (size_t)r >= sizeof dir) {
-		if (errlen)
-			snprintf(err, errlen, "kubeconfig: the path is longer than %d bytes", KUBE_PATH_MAX - 1);
-		return -1;
-	}
-	r = kubeconfig_read_file(path, KUBECONFIG_MAX, &text, &len);
-	if (r == -2) {
-		if (errlen)
-			snprintf(err, errlen, "kubeconfig %s: larger than %d bytes; refusing it", path, KUBECONFIG_MAX);
-		return -1;
-	}
-	if (r < 0) {
-		if (errlen)
-			snprintf(err, errlen, "kubeconfig %s: cannot read it: %s", path, kubeconfig_why(r));
-		return -1;
-	}
+	if (r < 0 || (size_t)r >= sizeof dir)
+		return text_fail(err, errlen, "kubeconfig: the path is longer than %d bytes", TARGET_PATH_MAX - 1);
+	if ((r = file_load(path, KUBECONFIG_MAX, &text, &len)) != FILE_OK)
+		return file_error(err, errlen, "kubeconfig", path, r, KUBECONFIG_MAX);
 	r = kubeconfig_parse(text, len, dir, path, t, err, errlen);
 	explicit_bzero(text, len);
 	free(text);
 	return r;
-}
-
-/* Frees what the target holds and zeroes it; the token and key are wiped first. Safe to call twice. */
-void kube_target_free(struct kube_target *t)
-{
-	if (!t)
-		return;
-	if (t->token) {
-		explicit_bzero(t->token, strlen(t->token));
-		free(t->token);
-	}
-	if (t->key_pem) {
-		explicit_bzero(t->key_pem, t->key_len);
-		free(t->key_pem);
-	}
-	free(t->cert_pem);
-	free(t->ca_pem);
-	memset(t, 0, sizeof *t);
 }

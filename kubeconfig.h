@@ -3,12 +3,13 @@
  * the current context's cluster server, CA, tls-server-name, and its user's token, tokenFile
  * or client certificate and key. Refuses what noderecover will not do (exec plugins, auth
  * providers, basic auth, insecure-skip-tls-verify). Allocates only the target's buffers.
+ * Knows nothing of TLS or HTTP: the target it fills is a leaf (target.h).
  */
 #ifndef KUBECONFIG_H
 #define KUBECONFIG_H
 
 #include <stddef.h>
-#include "kube.h"
+#include "target.h"
 
 #define KUBECONFIG_MAX (1024 * 1024)  /* a larger file is refused */
 
@@ -41,15 +42,5 @@ int kubeconfig_parse(const char *text, size_t len, const char *dir, const char *
  */
 int kubeconfig_base64_decode(const char *in, size_t inlen, unsigned char *out, size_t outcap,
     size_t *outlen);
-
-/*
- * Reads a whole small file (at most max bytes) into a new NUL-terminated buffer for the caller
- * to free. Returns 0; -1 with errno set; -2 when the file is larger than max (then nothing is
- * kept); -3 when it is not a regular file (a FIFO or a device would block or never end).
- * Shared by everything that reads a certificate, key, token or kubeconfig.
- */
-int kubeconfig_read_file(const char *path, size_t max, char **out, size_t *outlen);
-/* Words for what kubeconfig_read_file returned (-1: errno's, -2, -3). */
-const char *kubeconfig_why(int r);
 
 #endif

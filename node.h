@@ -25,6 +25,12 @@ enum node_ready {
 	NODE_READY_UNKNOWN
 };
 
+/* The configurable keys the facts are read under. Both must stay valid while used. */
+struct node_keys {
+	const char *prune_label;  /* label whose value "true" marks a node removable */
+	const char *annotation;   /* annotation that marks the out-of-service taint as ours */
+};
+
 struct node_facts {
 	char name[NODE_NAME_MAX + 1];
 	char uid[NODE_UID_MAX + 1];

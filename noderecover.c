@@ -11,7 +11,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "json.h"
 #include "kube.h"
 #include "policy.h"
 #include "settings.h"
@@ -21,10 +20,9 @@
 #define NODERECOVER_VERSION "dev"
 #endif
 
-#define NODE_OBJECT_MAX (256 * 1024)  /* largest Node object read; a larger one is skipped */
 #define KEEP_MAX 1024                 /* nodes acted on in one pass; the rest wait for the next */
 
-static volatile int stop;
+static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
 {
@@ -70,7 +68,7 @@ struct kept {
 
 /* What one pass has learnt so far. */
 struct pass {
-	struct json_keys keys;
+	struct node_keys keys;
 	struct policy_settings rules;
 	int64_t now;
 	struct policy_summary sum;
@@ -88,7 +86,7 @@ static void on_restart(void *ctx)
 	p->seen = 0;
 }
 
-static int on_node(void *ctx, const char *obj, size_t len)
+static int on_node(void *ctx, const struct node_facts *f, const char *why)
 {
 	static struct kept spill;   /* a node past KEEP_MAX: decided, counted, not kept */
 	struct pass *p = ctx;
@@ -96,18 +94,13 @@ static int on_node(void *ctx, const char *obj, size_t len)
 	char name[NODE_NAME_MAX + 1];
 
 	p->seen++;
-	if (!obj) {
-		say("Skipped node %ld of the list: its object is over %d KiB (read %zu bytes), more than noderecover reads; it is not acted on this pass",
-		    p->seen, NODE_OBJECT_MAX / 1024, len);
+	if (why) {
+		say("Could not read node %s (item %ld of the list): %s; it is not acted on this pass",
+		    f->name[0] ? printable(f->name, name, sizeof name) : "without a name", p->seen, why);
 		p->unreadable++;
 		return 0;
 	}
-	if (json_node_facts(obj, len, &p->keys, &k->f) < 0) {
-		say("Could not read node %s (item %ld of the list): not a Node object noderecover understands; it is not acted on this pass",
-		    k->f.name[0] ? printable(k->f.name, name, sizeof name) : "without a name", p->seen);
-		p->unreadable++;
-		return 0;
-	}
+	k->f = *f;
 	policy_summary_add(&p->sum, &k->f);
 	if (!policy_node(&k->f, &p->rules, p->now, &k->v))
 		return 0;
@@ -144,7 +137,7 @@ static void say_refusal(const struct kept *k, const struct policy_summary *sum)
 	}
 }
 
-/* Does one decided action; returns 1 when it failed the pass. */
+/* Does one decided action; returns -1 when it failed the pass, else 0. */
 static int act(struct kube *kc, const struct settings *s, const struct kept *k, time_t now)
 {
 	const char *verb = k->v.action == POLICY_TAINT ? "Tainting" : k->v.action == POLICY_CLEAR ? "Clearing" : "Deleting";
@@ -183,25 +176,24 @@ static int act(struct kube *kc, const struct settings *s, const struct kept *k, 
 		break;
 	}
 	say("%s %s failed: %s; next pass", verb, k->f.name, kube_error(kc));
-	return 1;
+	return -1;
 }
 
-/* One pass: read every node, then act. Returns 0 when all went well, 1 when the pass failed. */
+/* One pass: read every node, then act. Returns 0 when all went well, -1 when the pass failed. */
 static int pass(struct kube *kc, const struct settings *s)
 {
 	static struct pass p;
-	static char nodebuf[NODE_OBJECT_MAX];
 	int failed;
 
-	p.keys = (struct json_keys){ s->prune_label, s->annotation };
+	p.keys = (struct node_keys){ s->prune_label, s->annotation };
 	p.rules = (struct policy_settings){ s->taint_after, s->prune_after, s->self_node };
 	p.now = time(NULL);
 	on_restart(&p);
 	/* Nothing is done until the whole list is read: quorum needs every page, and a list
 	 * that broke halfway is no ground to act on. */
-	if (kube_list_nodes(kc, s->page_size, nodebuf, sizeof nodebuf, on_node, on_restart, &p) != KUBE_OK) {
+	if (kube_list_nodes(kc, s->page_size, &p.keys, on_node, on_restart, &p) != KUBE_OK) {
 		say("Listing nodes failed: %s; no node acted on this pass", kube_error(kc));
-		return 1;
+		return -1;
 	}
 	failed = p.unreadable > 0;
 	for (int i = 0; i < p.nkept && !stop; i++) {
@@ -211,13 +203,14 @@ static int pass(struct kube *kc, const struct settings *s)
 			say_refusal(k, &p.sum);
 			failed = 1;
 		}
-		failed |= act(kc, s, k, time(NULL));
+		if (act(kc, s, k, time(NULL)) < 0)
+			failed = 1;
 	}
 	if (p.overflow) {
 		say("%d more nodes need action than the %d one pass handles; they are next pass", p.overflow, KEEP_MAX);
 		failed = 1;
 	}
-	return failed;
+	return failed ? -1 : 0;
 }
 
 static const char usage[] =
@@ -296,8 +289,8 @@ int main(int argc, char **argv)
 
 	say_start(&s, &t);
 	if (s.mode == MODE_ONCE) {
-		failed = pass(&kc, &s);
-		http_close(&kc.http);
+		failed = pass(&kc, &s) < 0;
+		kube_close(&kc);
 		/* a pass a signal cut short did not do all it should have */
 		if (stop)
 			say("noderecover stopping on a signal; the pass did not finish");
@@ -310,7 +303,7 @@ int main(int argc, char **argv)
 			nanosleep(&ts, NULL);
 		}
 	}
-	http_close(&kc.http);
+	kube_close(&kc);
 	say("noderecover stopping on a signal");
 	return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * The rules of DESIGN.md, as pure functions of a node's facts, the settings and the time.
+ * The rules (README "What it does, exactly"), as pure functions of a node's facts, the settings and the time.
  * Changes when the rules change; knows nothing of HTTP, JSON or the clock.
  */
 #include <string.h>

@@ -3,13 +3,13 @@
  * search for the cluster. Allocates only the target's copies of the CA and credentials.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "kubeconfig.h"
 #include "settings.h"
+#include "text.h"
 
 #define DEFAULT_PRUNE_LABEL "github-runner.exadev.io/removable"
 #define DEFAULT_ANNOTATION "github-runner.exadev/out-of-service-applied-at"
@@ -18,7 +18,7 @@
 #define MAX_PAGE_SIZE 10000
 #define FILE_MAX (1024 * 1024)
 
-/* One option: its flag, its variable (NULL if none), and whether it takes a value. */
+/* One option: its flag and its variable (NULL if none). Every option takes a value. */
 struct opt {
 	const char *flag;
 	const char *env;
@@ -43,17 +43,6 @@ static const struct opt opts[O_COUNT] = {
 	[O_TLS_NAME] = { "--tls-server-name", NULL },
 	[O_PAGE] = { "--page-size", NULL },
 };
-
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* A whole number of seconds (digits only) no larger than max. */
 static int whole(const char *s, int64_t max, int64_t *out)
@@ -128,7 +117,7 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		else if (strcmp(m, "help") == 0)
 			s->mode = MODE_HELP;
 		else
-			return fail(err, errlen, "unknown command '%.64s' (want run, once, version or help)", m);
+			return text_fail(err, errlen, "unknown command '%.64s' (want run, once, version or help)", m);
 	}
 	for (; i < argc; i++) {
 		const char *a = argv[i], *eq = strchr(a, '=');
@@ -143,13 +132,13 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 			if (strlen(opts[o].flag) == alen && strncmp(a, opts[o].flag, alen) == 0)
 				break;
 		if (o == O_COUNT)
-			return fail(err, errlen, "unknown option '%.*s' (see 'noderecover help')",
+			return text_fail(err, errlen, "unknown option '%.*s' (see 'noderecover help')",
 			    (int)(alen > 64 ? 64 : alen), a);
 		if (eq) {
 			val[o] = eq + 1;
 		} else {
 			if (i + 1 >= argc)
-				return fail(err, errlen, "%s needs a value", opts[o].flag);
+				return text_fail(err, errlen, "%s needs a value", opts[o].flag);
 			val[o] = argv[++i];
 		}
 		from[o] = opts[o].flag;
@@ -164,38 +153,37 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 	}
 
 	if (!val[O_TAINT] || !*val[O_TAINT])
-		return fail(err, errlen, "--taint-after (or NODE_RECOVERY_AFTER_SECONDS) is required: seconds a node's Ready may be Unknown before it is tainted");
+		return text_fail(err, errlen, "--taint-after (or NODE_RECOVERY_AFTER_SECONDS) is required: seconds a node's Ready may be Unknown before it is tainted");
 	if (whole(val[O_TAINT], SETTINGS_MAX_SECONDS, &s->taint_after) < 0)
-		return fail(err, errlen, "%s '%.32s' is not a whole number of seconds", from[O_TAINT], val[O_TAINT]);
+		return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds", from[O_TAINT], val[O_TAINT]);
 	if (val[O_PRUNE] && *val[O_PRUNE]) {
 		if (whole(val[O_PRUNE], SETTINGS_MAX_SECONDS, &s->prune_after) < 0)
-			return fail(err, errlen, "%s '%.32s' is not a whole number of seconds", from[O_PRUNE], val[O_PRUNE]);
+			return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds", from[O_PRUNE], val[O_PRUNE]);
 		if (s->prune_after <= s->taint_after) {
-			snprintf(err, errlen, "%s (%lld) must be greater than the taint threshold (%lld): a node is tainted before it is deleted",
+			return text_fail(err, errlen, "%s (%lld) must be greater than the taint threshold (%lld): a node is tainted before it is deleted",
 			    from[O_PRUNE], (long long)s->prune_after, (long long)s->taint_after);
-			return -1;
 		}
 	}
 	s->poll = DEFAULT_POLL;
 	if (val[O_POLL] && (whole(val[O_POLL], 86400, &s->poll) < 0 || s->poll < 1))
-		return fail(err, errlen, "%s '%.32s' is not a whole number of seconds between 1 and 86400", from[O_POLL], val[O_POLL]);
+		return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds between 1 and 86400", from[O_POLL], val[O_POLL]);
 	s->page_size = DEFAULT_PAGE_SIZE;
 	if (val[O_PAGE]) {
 		int64_t n;
 		if (whole(val[O_PAGE], MAX_PAGE_SIZE, &n) < 0 || n < 1)
-			return fail(err, errlen, "--page-size '%.32s' is not a whole number between 1 and 10000", val[O_PAGE]);
+			return text_fail(err, errlen, "--page-size '%.32s' is not a whole number between 1 and 10000", val[O_PAGE]);
 		s->page_size = (long)n;
 	}
 	if (copy(s->prune_label, sizeof s->prune_label, val[O_LABEL] ? val[O_LABEL] : DEFAULT_PRUNE_LABEL) < 0 ||
 	    !qualified_name(s->prune_label))
-		return fail(err, errlen, "%s '%.64s' is not a label key", from[O_LABEL] ? from[O_LABEL] : "--prune-label", s->prune_label);
+		return text_fail(err, errlen, "%s '%.64s' is not a label key", from[O_LABEL] ? from[O_LABEL] : "--prune-label", s->prune_label);
 	if (copy(s->annotation, sizeof s->annotation, val[O_ANNOTATION] ? val[O_ANNOTATION] : DEFAULT_ANNOTATION) < 0 ||
 	    !qualified_name(s->annotation))
-		return fail(err, errlen, "%s '%.64s' is not an annotation key", from[O_ANNOTATION] ? from[O_ANNOTATION] : "--annotation", s->annotation);
+		return text_fail(err, errlen, "%s '%.64s' is not an annotation key", from[O_ANNOTATION] ? from[O_ANNOTATION] : "--annotation", s->annotation);
 
 	if (val[O_SELF] && *val[O_SELF]) {
 		if (copy(s->self_node, sizeof s->self_node, val[O_SELF]) < 0)
-			return fail(err, errlen, "%s is longer than a node name can be", from[O_SELF]);
+			return text_fail(err, errlen, "%s is longer than a node name can be", from[O_SELF]);
 		s->self_source = from[O_SELF];
 	} else if (!env("KUBERNETES_SERVICE_HOST")) {
 		/* Outside a pod the host name is the node's name: the kubelet (and so k3s)
@@ -216,28 +204,25 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 	s->token_file = val[O_TOKEN];
 	s->tls_server_name = val[O_TLS_NAME];
 	if (s->server && (!s->ca_file || !s->token_file))
-		return fail(err, errlen, "--server needs --ca-file and --token-file as well");
+		return text_fail(err, errlen, "--server needs --ca-file and --token-file as well");
 	if (!s->server && (s->ca_file || s->token_file))
-		return fail(err, errlen, "--ca-file and --token-file go with --server");
+		return text_fail(err, errlen, "--ca-file and --token-file go with --server");
 	return 0;
 }
 
 static int read_into(const char *what, const char *path, char **out, size_t *len, char *err, size_t errlen)
 {
-	int r = kubeconfig_read_file(path, FILE_MAX, out, len);
+	int r = file_load(path, FILE_MAX, out, len);
 
-	if (r < 0)
-		snprintf(err, errlen, "cannot read %s %.256s: %s", what, path,
-		    r == -2 ? "larger than 1 MiB" : kubeconfig_why(r));
-	return r < 0 ? -1 : 0;
+	return r == FILE_OK ? 0 : file_error(err, errlen, what, path, r, FILE_MAX);
 }
 
 static int explicit_target(const struct settings *s, struct kube_target *t, char *err, size_t errlen)
 {
 	if (copy(t->server, sizeof t->server, s->server) < 0)
-		return fail(err, errlen, "--server is too long");
+		return text_fail(err, errlen, "--server is too long");
 	if (copy(t->token_file, sizeof t->token_file, s->token_file) < 0)
-		return fail(err, errlen, "--token-file is too long");
+		return text_fail(err, errlen, "--token-file is too long");
 	snprintf(t->source, sizeof t->source, "flags (CA %.256s, token file %.256s)", s->ca_file, s->token_file);
 	return read_into("CA file", s->ca_file, &t->ca_pem, &t->ca_len, err, errlen);
 }
@@ -248,7 +233,7 @@ static int pod_target(const char *host, const char *port, struct kube_target *t,
 	const char *fmt = strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s";
 
 	if ((size_t)snprintf(t->server, sizeof t->server, fmt, host, port && *port ? port : "443") >= sizeof t->server)
-		return fail(err, errlen, "KUBERNETES_SERVICE_HOST is too long");
+		return text_fail(err, errlen, "KUBERNETES_SERVICE_HOST is too long");
 	snprintf(t->token_file, sizeof t->token_file, "%s/token", SETTINGS_SA_DIR);
 	snprintf(t->source, sizeof t->source, "the pod's service account (%s)", SETTINGS_SA_DIR);
 	return read_into("service account CA", SETTINGS_SA_DIR "/ca.crt", &t->ca_pem, &t->ca_len, err, errlen);
@@ -266,10 +251,10 @@ int settings_target(const struct settings *s, settings_env_fn env, struct kube_t
 	} else if (s->kubeconfig) {
 		/* KUBECONFIG may list several files; like kubectl's first-file-wins for the
 		 * current context, the first one is read. */
-		char path[KUBE_PATH_MAX];
+		char path[TARGET_PATH_MAX];
 		size_t n = strcspn(s->kubeconfig, ":");
 		if (n >= sizeof path)
-			return fail(err, errlen, "kubeconfig path is too long");
+			return text_fail(err, errlen, "kubeconfig path is too long");
 		memcpy(path, s->kubeconfig, n);
 		path[n] = '\0';
 		r = kubeconfig_load(path, t, err, errlen);
@@ -278,13 +263,13 @@ int settings_target(const struct settings *s, settings_env_fn env, struct kube_t
 	} else if (access(SETTINGS_K3S_KUBECONFIG, R_OK) == 0) {
 		r = kubeconfig_load(SETTINGS_K3S_KUBECONFIG, t, err, errlen);
 	} else {
-		return fail(err, errlen, "no cluster found: give --server, --kubeconfig or KUBECONFIG, run in a pod, or on a k3s server with %s",
+		return text_fail(err, errlen, "no cluster found: give --server, --kubeconfig or KUBECONFIG, run in a pod, or on a k3s server with %s",
 		    SETTINGS_K3S_KUBECONFIG);
 	}
 	if (r == 0 && s->tls_server_name && copy(t->tls_server_name, sizeof t->tls_server_name, s->tls_server_name) < 0)
-		r = fail(err, errlen, "--tls-server-name is too long");
+		r = text_fail(err, errlen, "--tls-server-name is too long");
 	if (r == 0 && strncmp(t->server, "https://", 8) != 0)
-		r = fail(err, errlen, "server '%.128s' is not an https:// URL: noderecover only talks TLS", t->server);
+		r = text_fail(err, errlen, "server '%.128s' is not an https:// URL: noderecover only talks TLS", t->server);
 	if (r < 0)
 		kube_target_free(t);
 	return r;

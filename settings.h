@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "kube.h"
+#include "target.h"
 
 enum settings_mode { MODE_RUN, MODE_ONCE, MODE_VERSION, MODE_HELP };
 

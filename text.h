@@ -1,13 +1,24 @@
 /*
- * Byte-level helpers the three parsers (HTTP, JSON, kubeconfig) share, and the one cleaner of
- * server-sent text for the log. Header-only and pure.
+ * Byte-level helpers the three parsers (HTTP, JSON, kubeconfig) share, RFC 3339 times, the
+ * one way a reason for a failure is written, and the one cleaner of server-sent text for the
+ * log. Pure: no I/O, no allocation.
  */
 #ifndef TEXT_H
 #define TEXT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
+
+/*
+ * The error convention of every module: a failing call returns -1 and leaves one line saying
+ * why in a buffer its caller provided (as BearSSL and jsmn keep theirs). text_fail formats that
+ * line into err[0..errlen), cut to fit, and returns -1, so "return text_fail(...)" both
+ * explains and fails.
+ */
+__attribute__((format(printf, 3, 4)))
+int text_fail(char *err, size_t errlen, const char *fmt, ...);
 
 /* The value of a hexadecimal digit, or -1 when c is not one. */
 static inline int text_hexval(int c)

@@ -7,13 +7,13 @@
  * serverAuth. Verification is never skipped. Nothing allocates after tls_load.
  */
 #include <arpa/inet.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
 #include "tls.h"
 
 /* ---- PEM: CA bundle, client chain and key, decoded once into one block ---- */
@@ -69,17 +69,6 @@ static void pem_dest(void *ctx, const void *b, size_t n)
 	}
 }
 
-static int errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	/* a cut message is still a message */
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* Copies the CA's public key next to its DN and fills in the trust anchor. */
 static int ca_end(struct pem_load *l, int nth, char *err, size_t errlen)
 {
@@ -95,9 +84,9 @@ static int ca_end(struct pem_load *l, int nth, char *err, size_t errlen)
 	}
 	pk = br_x509_decoder_get_pkey(&l->xd);
 	if (e != 0 || pk == NULL)
-		return errf(err, errlen, "CA certificate %d is malformed (X.509 error %d)", nth, e);
+		return text_fail(err, errlen, "CA certificate %d is malformed (X.509 error %d)", nth, e);
 	if (t->ntas == TLS_MAX_TAS)
-		return errf(err, errlen, "CA file holds more than %d certificates", TLS_MAX_TAS);
+		return text_fail(err, errlen, "CA file holds more than %d certificates", TLS_MAX_TAS);
 	ta->dn.data = t->mem + l->start;
 	ta->dn.len = t->memused - l->start;
 	ta->flags = BR_X509_TA_CA;
@@ -123,9 +112,9 @@ static int key_end(struct pem_load *l, char *err, size_t errlen)
 	const br_ec_private_key *ek;
 
 	if (br_skey_decoder_last_error(&l->kd) != 0)
-		return errf(err, errlen, "client key is not an RSA or EC private key BearSSL can read");
+		return text_fail(err, errlen, "client key is not an RSA or EC private key BearSSL can read");
 	if (t->key_type != 0)
-		return errf(err, errlen, "client key file holds more than one private key");
+		return text_fail(err, errlen, "client key file holds more than one private key");
 	if ((rk = br_skey_decoder_get_rsa(&l->kd)) != NULL) {
 		t->rsa = *rk;
 		t->rsa.p = mem_put(l, rk->p, rk->plen);
@@ -139,7 +128,7 @@ static int key_end(struct pem_load *l, char *err, size_t errlen)
 		t->ec.x = mem_put(l, ek->x, ek->xlen);
 		t->key_type = BR_KEYTYPE_EC;
 	} else {
-		return errf(err, errlen, "client key is not RSA or EC");
+		return text_fail(err, errlen, "client key is not RSA or EC");
 	}
 	return 0;
 }
@@ -184,14 +173,14 @@ static int pem_file(struct pem_load *l, int kind, const char *what, const char *
 				if (kind == PEM_CA || l->t->nchain == 0)
 					br_x509_decoder_init(&l->xd, kind == PEM_CA ? dn_put : NULL, l);
 				if (kind == PEM_CERT && l->t->nchain == TLS_MAX_CHAIN)
-					return errf(err, errlen, "client certificate chain is longer than %d certificates", TLS_MAX_CHAIN);
+					return text_fail(err, errlen, "client certificate chain is longer than %d certificates", TLS_MAX_CHAIN);
 			} else if (kind == PEM_KEY && (strcmp(name, "PRIVATE KEY") == 0 ||
 			    strcmp(name, "EC PRIVATE KEY") == 0 || strcmp(name, "RSA PRIVATE KEY") == 0)) {
 				l->kind = PEM_KEY;
 				nobj++;
 				br_skey_decoder_init(&l->kd);
 			} else if (kind == PEM_KEY && strstr(name, "ENCRYPTED") != NULL) {
-				return errf(err, errlen, "client key is encrypted; an unencrypted key is needed");
+				return text_fail(err, errlen, "client key is encrypted; an unencrypted key is needed");
 			}
 			br_pem_decoder_setdest(&pc, pem_dest, l);
 			break;
@@ -199,7 +188,7 @@ static int pem_file(struct pem_load *l, int kind, const char *what, const char *
 		case BR_PEM_END_OBJ:
 			inobj = 0;
 			if (l->full)
-				return errf(err, errlen, "%s: out of room while decoding", what);
+				return text_fail(err, errlen, "%s: out of room while decoding", what);
 			if (l->kind == PEM_CA) {
 				if (ca_end(l, (int)nobj, err, errlen) < 0)
 					return -1;
@@ -207,7 +196,7 @@ static int pem_file(struct pem_load *l, int kind, const char *what, const char *
 				struct tls_creds *t = l->t;
 				if (t->nchain == 0) {
 					if (br_x509_decoder_last_error(&l->xd) != 0)
-						return errf(err, errlen, "client certificate is malformed");
+						return text_fail(err, errlen, "client certificate is malformed");
 					t->issuer_key_type = br_x509_decoder_get_signer_key_type(&l->xd);
 				}
 				t->chain[t->nchain].data = t->mem + l->start;
@@ -219,15 +208,15 @@ static int pem_file(struct pem_load *l, int kind, const char *what, const char *
 			}
 			break;
 		case BR_PEM_ERROR:
-			return errf(err, errlen, "%s is not valid PEM", what);
+			return text_fail(err, errlen, "%s is not valid PEM", what);
 		}
 		if (l->full)
-			return errf(err, errlen, "%s: out of room while decoding", what);
+			return text_fail(err, errlen, "%s: out of room while decoding", what);
 	}
 	if (inobj)
-		return errf(err, errlen, "%s ends inside a PEM block", what);
+		return text_fail(err, errlen, "%s ends inside a PEM block", what);
 	if (nobj == 0)
-		return errf(err, errlen, "%s holds no %s", what, kind == PEM_KEY ? "private key" : "certificate");
+		return text_fail(err, errlen, "%s holds no %s", what, kind == PEM_KEY ? "private key" : "certificate");
 	return 0;
 }
 
@@ -241,17 +230,17 @@ static int key_matches(const struct tls_creds *t, char *err, size_t errlen)
 	br_x509_decoder_push(&xd, t->chain[0].data, t->chain[0].data_len);
 	pk = br_x509_decoder_get_pkey(&xd);
 	if (pk == NULL)
-		return errf(err, errlen, "client certificate is malformed");
+		return text_fail(err, errlen, "client certificate is malformed");
 	if (pk->key_type != t->key_type)
-		return errf(err, errlen, "client key does not match the client certificate (key types differ)");
+		return text_fail(err, errlen, "client key does not match the client certificate (key types differ)");
 	if (t->key_type == BR_KEYTYPE_EC) {
 		unsigned char q[BR_EC_KBUF_PUB_MAX_SIZE];
 		br_ec_public_key pub;
 		size_t qlen = br_ec_compute_pub(br_ec_get_default(), &pub, q, &t->ec);
 		if (qlen == 0)
-			return errf(err, errlen, "client key uses an EC curve BearSSL does not support");
+			return text_fail(err, errlen, "client key uses an EC curve BearSSL does not support");
 		if (pk->key.ec.curve != t->ec.curve || pk->key.ec.qlen != qlen || memcmp(pk->key.ec.q, q, qlen) != 0)
-			return errf(err, errlen, "client key does not match the client certificate");
+			return text_fail(err, errlen, "client key does not match the client certificate");
 	} else {
 		unsigned char n[1024];
 		br_rsa_compute_modulus modulus = br_rsa_compute_modulus_get_default();
@@ -259,14 +248,14 @@ static int key_matches(const struct tls_creds *t, char *err, size_t errlen)
 		size_t cnlen = pk->key.rsa.nlen, nlen;
 
 		if (modulus(NULL, &t->rsa) > sizeof n)
-			return errf(err, errlen, "client RSA key is larger than 8192 bits");
+			return text_fail(err, errlen, "client RSA key is larger than 8192 bits");
 		nlen = modulus(n, &t->rsa);
 		while (cnlen > 0 && *cn == 0) {
 			cn++;
 			cnlen--;
 		}
 		if (nlen == 0 || nlen != cnlen || memcmp(n, cn, nlen) != 0)
-			return errf(err, errlen, "client key does not match the client certificate");
+			return text_fail(err, errlen, "client key does not match the client certificate");
 	}
 	return 0;
 }
@@ -278,22 +267,22 @@ int tls_load(struct tls_creds *t, const char *ca, size_t calen, const char *cert
 
 	memset(t, 0, sizeof *t);
 	if (ca == NULL || calen == 0)
-		return errf(err, errlen, "no CA certificate given");
+		return text_fail(err, errlen, "no CA certificate given");
 	if ((cert == NULL) != (key == NULL))
-		return errf(err, errlen, cert ? "client certificate given without its key" : "client key given without its certificate");
+		return text_fail(err, errlen, cert ? "client certificate given without its key" : "client key given without its certificate");
 	if (calen > SIZE_MAX / 4 || certlen > SIZE_MAX / 4 || keylen > SIZE_MAX / 4)
-		return errf(err, errlen, "certificate files are too large");
+		return text_fail(err, errlen, "certificate files are too large");
 	/* decoded DER is shorter than its base64, and a DN plus key is shorter than the DER */
 	t->memlen = calen + certlen + keylen;
 	t->mem = malloc(t->memlen);
 	if (t->mem == NULL)
-		return errf(err, errlen, "out of memory for certificates");
+		return text_fail(err, errlen, "out of memory for certificates");
 	memset(&l, 0, sizeof l);
 	l.t = t;
 	if (pem_file(&l, PEM_CA, "CA file", ca, calen, err, errlen) < 0)
 		goto fail;
 	if (t->ntas == 0) {
-		errf(err, errlen, "CA file holds no RSA or EC certificate");
+		text_fail(err, errlen, "CA file holds no RSA or EC certificate");
 		goto fail;
 	}
 	if (cert != NULL) {

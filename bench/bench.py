@@ -762,7 +762,7 @@ def report(out, info, ns, summ, problems, tls_seen, extra, elapsed):
         L.append("- N=%d: %s" % (n, tls_seen.get(n, "?")))
     L.append("")
     # targets
-    L.append("Targets (issue 4):")
+    L.append("Targets:")
     L.append("")
     n5 = 5000 if 5000 in ns else max(ns)
     rss5 = summ.get((n5, "noderecover"), {}).get("rss", float("nan")) / 1024

@@ -58,6 +58,7 @@ wait $tailpid 2>/dev/null || true
 trap - INT TERM HUP
 passed=$(grep -c -- '--- PASS' "$work/out" || true)
 failed=$(grep -c -- '--- FAIL' "$work/out" || true)
+skipped=$(grep -c -- '--- SKIP' "$work/out" || true)
 echo "e2e: total $(( $(date +%s) - start ))s, exit status $status"
-echo "e2e: $passed passed, $failed failed"
+echo "e2e: $passed passed, $failed failed, $skipped skipped"
 exit $status

@@ -1,6 +1,6 @@
 package e2e
 
-// The scenarios of issue 3, against the real control plane. They run in order on one
+// The contract's scenarios, against the real control plane. They run in order on one
 // control plane, each with its own nodes (removed at its end) and its own watcher.
 
 import (
@@ -117,6 +117,7 @@ func TestNodeRecover(t *testing.T) {
 	t.Run("5c_missing_permissions", func(t *testing.T) { missingPermissions(t, c, tokenFile) })
 	t.Run("4_prune", func(t *testing.T) { scenarioPrune(t, c, tokenFile, token) })
 	t.Run("6_paging", func(t *testing.T) { scenarioPaging(t, c, tokenFile) })
+	t.Run("7_admission_denied", func(t *testing.T) { scenarioAdmissionDenied(t, c, tokenFile) })
 }
 
 // permissions: scenario 5, what the ServiceAccount of deploy/rbac*.yaml may do,

@@ -12,7 +12,7 @@
 
 #include "json.h"
 
-static const struct json_keys keys = { "github-runner.exadev.io/removable",
+static const struct node_keys keys = { "github-runner.exadev.io/removable",
 	"github-runner.exadev/out-of-service-applied-at" };
 
 struct ctx {

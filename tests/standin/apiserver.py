@@ -924,10 +924,11 @@ class StandIn:
         try:
             out = apply_patch(self._versioned(n), ops)
         except PatchError as e:
-            # what kube-apiserver's patch handler gives for any jsonpatch Apply error
+            # what kube-apiserver's patch handler gives for any jsonpatch Apply error: a generic
+            # server response (apimachinery NewGenericServerResponse, isUnexpectedResponse
+            # false), so the details carry no causes and the error's text is not sent
             return Reply(422, status_body(
-                422, "Invalid", "the server rejected our request due to an error in our request",
-                {"causes": [{"reason": "UnexpectedServerResponse", "message": str(e)}]}))
+                422, "Invalid", "the server rejected our request due to an error in our request", {}))
         if not isinstance(out, dict) or not isinstance(out.get("metadata"), dict):
             return self._invalid(name, "metadata: Required value")
         md = out["metadata"]

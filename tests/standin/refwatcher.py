@@ -4,8 +4,8 @@
     tests/standin/run.sh tests/standin/refwatcher.py
 
 If a test fails against this model, suspect the test (or the model) before the binary.
-It is not the product and is never shipped; it follows /work/notes/CONTRACT.md loosely
-(Python's ssl does the TLS and name checks). Read timeout: 5 s, so slow-server tests are quick.
+It is not the product and is never shipped; it follows the README's "What it does, exactly" loosely
+(Python's ssl does the TLS and name checks). Read timeout: 30 s, as the binary's.
 """
 import base64
 import datetime
@@ -73,9 +73,9 @@ class Client:
         if self.s.get("cert"):
             ctx.load_cert_chain(self.s["cert"], self.s["key"])
         name = self.s.get("tls_server_name") or u.hostname
-        c = http.client.HTTPSConnection(u.hostname, u.port or 443, context=ctx, timeout=5)
+        c = http.client.HTTPSConnection(u.hostname, u.port or 443, context=ctx, timeout=30)
         if self.s.get("tls_server_name"):
-            sock = socket.create_connection((u.hostname, u.port), timeout=5)
+            sock = socket.create_connection((u.hostname, u.port), timeout=30)
             c.sock = ctx.wrap_socket(sock, server_hostname=name)
         return c
 
@@ -165,9 +165,11 @@ def one_pass(s, cl):
         except (ValueError, KeyError, TypeError):
             raise Fail("listing nodes failed: not a node list")
         nodes += items
-        cont = (d.get("metadata") or {}).get("continue")
+        was, cont = cont, (d.get("metadata") or {}).get("continue")
         if not cont:
             break
+        if cont == was:
+            raise Fail("reading the node list: the server gave the same continue token again")
     voters = 0
     for n in nodes:
         md, r = node_facts(n)
@@ -192,7 +194,7 @@ def one_pass(s, cl):
             if oos and s["ann"] in ann:
                 ops = [test, {"op": "remove", "path": "/spec/taints/%d" % oos[0]},
                        {"op": "remove", "path": "/metadata/annotations/" + esc(s["ann"])}]
-                ok &= act_patch(cl, name, ops, "Cleared %s: Ready again; out-of-service taint and annotation removed" % name)
+                ok &= act_patch(cl, name, ops, "Clearing", "Cleared %s: Ready again; out-of-service taint and annotation removed" % name)
             continue
         if r.get("status") != "Unknown":
             continue
@@ -230,19 +232,29 @@ def one_pass(s, cl):
                    else {"op": "add", "path": "/spec/taints", "value": [t]})
         ops.append({"op": "add", "path": "/metadata/annotations/" + esc(s["ann"]), "value": now}
                    if "annotations" in md else {"op": "add", "path": "/metadata/annotations", "value": {s["ann"]: now}})
-        ok &= act_patch(cl, name, ops, "Tainted %s %s=nodeshutdown:NoExecute: not reporting for %ds" % (name, OOS, age))
+        ok &= act_patch(cl, name, ops, "Tainting", "Tainted %s %s=nodeshutdown:NoExecute: not reporting for %ds" % (name, OOS, age))
     return ok
 
 
-def act_patch(cl, name, ops, msg):
-    st, _ = cl.call("PATCH", "/api/v1/nodes/" + name, json.dumps(ops), "application/json-patch+json")
+GENERIC_422 = "the server rejected our request due to an error in our request"
+
+
+def act_patch(cl, name, ops, verb, msg):
+    st, data = cl.call("PATCH", "/api/v1/nodes/" + name, json.dumps(ops), "application/json-patch+json")
     if st == 200:
         log(msg)
         return True
-    if st == 422:
+    try:
+        status = json.loads(data)
+    except ValueError:
+        status = {}
+    if not isinstance(status, dict):
+        status = {}
+    # only a failed test op is "changed": a validation error or an admission denial fails
+    if st == 422 and status.get("reason") == "Invalid" and status.get("message") == GENERIC_422:
         log("%s changed since it was listed; next pass" % name)
         return True
-    log("Patching %s failed: HTTP %d" % (name, st))
+    log("%s %s failed: HTTP %d %s: %s" % (verb, name, st, status.get("reason", ""), status.get("message", "")))
     return False
 
 
@@ -291,9 +303,12 @@ def main(argv):
             refuse("cannot read CA file %s" % val.get("--ca-file"))
         s["token_file"] = val.get("--token-file")
         try:
-            open(s["token_file"]).read()
+            tok = open(s["token_file"], "rb").read().rstrip(b"\r\n\t ")
         except (OSError, TypeError):
             refuse("cannot read token file %s" % s["token_file"])
+        if not tok or len(tok) > 8192 or any(c < 0x21 or c > 0x7e for c in tok):
+            refuse("token file %s is empty, longer than 8192 bytes, or holds a character a bearer token cannot have"
+                   % s["token_file"])
         s["tls_server_name"] = val.get("--tls-server-name")
     elif val.get("--kubeconfig"):
         try:

@@ -4,7 +4,7 @@
 
 The TLS material is made once and shared read-only (STANDIN_CERTDIR); each test has its own
 server, port and temp dir. Prints one line per test as it ends (ok / FAIL / ERROR), the
-failures in full, and last `standin: N passed, N failed`. Exit status 0 only when nothing
+failures in full, and last `standin: N passed, N failed, N skipped`. Exit status 0 only when nothing
 failed and something ran. A test still running after TEST_TIMEOUT seconds is killed and
 counted as an error.
 """
@@ -119,9 +119,7 @@ def main():
     passed = sum(1 for o in outcomes if o["what"] == "ok")
     skipped = sum(1 for o in outcomes if o["what"] == "skip")
     print()
-    if skipped:
-        print("(%d skipped)" % skipped)
-    print("standin: %d passed, %d failed" % (passed, len(bad)))
+    print("standin: %d passed, %d failed, %d skipped" % (passed, len(bad), skipped))
     return 1 if bad or passed == 0 else 0
 
 

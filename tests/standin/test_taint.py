@@ -177,11 +177,36 @@ class Taint(Case):
                 srv.touch("agent-1", lambda n: n["metadata"]["labels"].update({"touched": "yes"}))
         self.srv.before(touch)
         r = self.once(taint_after=60)
-        self.assertRc(r, (0, 1))
+        self.assertRc(r, 0)  # nothing went wrong: the next pass looks at the node afresh
         self.assertEqual(self.oos_taints("agent-1"), [], "tainted on stale facts" + self.ctx(r))
         self.assertEqual([q.status for q in self.srv.reqs("PATCH")], [422], self.ctx(r))
         self.assertLog(r, "agent-1 changed since it was listed; next pass")
         self.assertEqual(self.srv.reqs("DELETE"), [])
+
+    def _refused_with_422(self, message, details):
+        from apiserver import Reply, status_body
+        self.server(cluster(uk("agent-1", since=120)))
+        self.srv.on(Reply(422, status_body(422, "Invalid", message, details)), method="PATCH", node="agent-1")
+        r = self.once(taint_after=60)
+        # must-fail: a 422 that is not a failed resourceVersion test is not "changed" and
+        # not ignored; it fails the pass and the log carries the API's own words
+        self.assertRc(r, 1)
+        self.assertFalse(any("changed since it was listed" in ln for ln in r.lines), self.ctx(r))
+        self.assertTrue(any("Tainting agent-1 failed" in ln and message in ln for ln in r.lines), self.ctx(r))
+        self.assertEqual(self.oos_taints("agent-1"), [])
+
+    def test_patch_refused_by_validation_fails_with_its_message(self):
+        self._refused_with_422(
+            'Node "agent-1" is invalid: spec.taints[0].effect: Unsupported value: "NoExecute2"',
+            {"name": "agent-1", "kind": "Node", "causes": [
+                {"reason": "FieldValueNotSupported", "message": 'Unsupported value: "NoExecute2"',
+                 "field": "spec.taints[0].effect"}]})
+
+    def test_patch_denied_by_admission_fails_with_its_message(self):
+        self._refused_with_422(
+            "nodes \"agent-1\" is forbidden: ValidatingAdmissionPolicy 'no-oos' with binding "
+            "'no-oos' denied request: out-of-service taints are applied by hand here",
+            {"name": "agent-1", "kind": "nodes"})
 
     def test_patch_forbidden_fails_the_pass(self):
         self.server(cluster(uk("agent-1", since=120)), verbs=("get", "list"))

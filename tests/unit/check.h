@@ -6,7 +6,10 @@
  *   static const struct test tests[] = { { "something", t_something }, { 0, 0 } };
  *   int main(int argc, char **argv) { return run_tests("policy", tests, argc, argv); }
  *
- * Prints "NAME: N passed, N failed" (a test passes when none of its checks failed).
+ * Prints "NAME: N passed, N failed, N skipped". A test passes when none of its checks failed
+ * and it did not call skip(); a skipped test says why and is counted as skipped, never as
+ * passed. A name on the command line that is no test fails the run: a misspelt name must not
+ * run nothing and exit 0.
  */
 #ifndef CHECK_H
 #define CHECK_H
@@ -19,7 +22,7 @@ struct test {
 	void (*fn)(void);
 };
 
-static int check_failures;
+static int check_failures, check_skipped;
 
 #define check(cond) check_at((cond), #cond, __FILE__, __LINE__)
 
@@ -32,26 +35,46 @@ static inline int check_at(int ok, const char *what, const char *file, int line)
 	return ok;
 }
 
-static inline int run_tests(const char *suite, const struct test *t, int argc, char **argv)
+/* Marks the running test as not run here, and why (say, no IPv6 loopback). */
+static inline void skip(const char *why)
 {
-	int passed = 0, failed = 0;
+	fprintf(stderr, "  skipped: %s\n", why);
+	check_skipped = 1;
+}
 
-	for (; t->name; t++) {
-		int want = argc < 2 || strcmp(argv[1], "all") == 0;
+static inline int run_tests(const char *suite, const struct test *tests, int argc, char **argv)
+{
+	int passed = 0, failed = 0, skipped = 0, all = argc < 2 || strcmp(argv[1], "all") == 0;
+
+	for (int i = 1; i < argc && !all; i++) {
+		const struct test *t = tests;
+		while (t->name && strcmp(argv[i], t->name) != 0)
+			t++;
+		if (!t->name) {
+			fprintf(stderr, "%s: no test named '%s'\n", suite, argv[i]);
+			failed++;
+		}
+	}
+	for (const struct test *t = tests; t->name; t++) {
+		int want = all;
 		for (int i = 1; i < argc && !want; i++)
 			want = strcmp(argv[i], t->name) == 0;
 		if (!want)
 			continue;
 		int before = check_failures;
+		check_skipped = 0;
 		t->fn();
-		if (check_failures == before) {
-			passed++;
-		} else {
+		if (check_failures != before) {
 			failed++;
 			fprintf(stderr, "%s: FAIL %s\n", suite, t->name);
+		} else if (check_skipped) {
+			skipped++;
+			fprintf(stderr, "%s: SKIP %s\n", suite, t->name);
+		} else {
+			passed++;
 		}
 	}
-	printf("%s: %d passed, %d failed\n", suite, passed, failed);
+	printf("%s: %d passed, %d failed, %d skipped\n", suite, passed, failed, skipped);
 	return failed != 0;
 }
 

@@ -14,7 +14,7 @@
 #define ANN "github-runner.exadev/out-of-service-applied-at"
 #define PRUNE "github-runner.exadev.io/removable"
 
-static const struct json_keys keys = { PRUNE, ANN };
+static const struct node_keys keys = { PRUNE, ANN };
 
 /* Reads json/NAME once into a slot of its own, which then stays valid for the whole run. */
 static const char *fixture(const char *name, size_t *len)
@@ -151,8 +151,8 @@ static void t_escaped(void)
 
 static void t_keys_configurable(void)
 {
-	struct json_keys other = { "node-role.kubernetes.io/runner", "k3s.io/node-args" };
-	struct json_keys none = { NULL, NULL };
+	struct node_keys other = { "node-role.kubernetes.io/runner", "k3s.io/node-args" };
+	struct node_keys none = { NULL, NULL };
 	struct node_facts f;
 	size_t n;
 	const char *s = fixture("agent-2-unknown.json", &n);
@@ -374,7 +374,7 @@ static void t_labels_values(void)
 	check(facts_str("{\"spec\":{\"labels\":{\"" PRUNE "\":\"true\"}}," META ",\"x\":{\"labels\":{\"" PRUNE "\":\"true\"}}}}", &f) == 0);
 	check(f.removable == 0);
 	/* an escaped surrogate pair and a lone surrogate (U+FFFD) compare as their UTF-8 */
-	struct json_keys k2 = { "a\xf0\x9f\x9a\x80", "b\xef\xbf\xbd" };
+	struct node_keys k2 = { "a\xf0\x9f\x9a\x80", "b\xef\xbf\xbd" };
 	check(json_node_facts("{" META ",\"labels\":{\"a\\ud83d\\ude80\":\"true\"},\"annotations\":{\"b\\ud83d\":\"\"}}}",
 	    strlen("{" META ",\"labels\":{\"a\\ud83d\\ude80\":\"true\"},\"annotations\":{\"b\\ud83d\":\"\"}}}"), &k2, &f) == 0);
 	check(f.removable == 1 && f.our_annotation == 1);

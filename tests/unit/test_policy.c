@@ -1,5 +1,5 @@
 /*
- * The rules as a table: one row per rule and per refusal of DESIGN.md. Rows marked must-fail
+ * The rules as a table: one row per rule and per refusal the README states. Rows marked must-fail
  * guard a safety rule: they pass only when the program does not do the dangerous thing.
  */
 #include <stdio.h>
