@@ -1,7 +1,8 @@
 #!/bin/sh
-# build.sh [build|test|demo|bench|unit|standin|e2e|asan|clean]
+# build.sh [build|dist|image|deploy|test|demo|bench|unit|standin|e2e|asan|image-test|clean]
 # Installs what the build needs (Debian 12, as root), builds BearSSL 0.6 from Debian's source
-# package with musl, and links build/noderecover static. See README.md.
+# package with musl, and links build/noderecover static; dist cross-builds the same sources for
+# amd64, arm64 and armhf, image packs them into one OCI archive. See README.md.
 set -eu
 cd "$(dirname "$0")"
 top=$(pwd)
@@ -9,9 +10,14 @@ top=$(pwd)
 B=build
 DEPS=$B/deps
 BEARSSL=$DEPS/bearssl
-LIB="http.c tls.c json.c kube.c kubeconfig.c policy.c settings.c target.c text.c"
+LIB="http.c tls.c json.c kube.c kubeconfig.c manifests.c policy.c settings.c target.c text.c"
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration -Werror"
 VERSION=$(cat VERSION 2>/dev/null || echo 0.1.0)
+# The one image reference: the OCI archive names itself so, and `noderecover manifests` puts it
+# in the Deployment.
+IMAGE=${NODERECOVER_IMAGE:-ghcr.io/exadev/noderecover:$VERSION}
+DIST=$B/dist
+ARCHES="amd64 arm64 armhf"
 
 say() { printf '%s\n' "build.sh: $*" >&2; }
 
@@ -34,10 +40,13 @@ need_packages() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
 }
 
-# BearSSL from Debian's source package, compiled with musl-gcc: Debian's libbearssl.a is built
-# against glibc's fortified string functions (__memcpy_chk, ...) that musl does not have.
+# BearSSL from Debian's source package, compiled with a musl-gcc wrapper (ARCH's, or the native
+# one): Debian's libbearssl.a is built against glibc's fortified string functions (__memcpy_chk,
+# ...) that musl does not have. bearssl [ARCH]: the native one in $BEARSSL, others beside it.
 bearssl() {
-	[ -f "$BEARSSL/libbearssl.a" ] && return 0
+	arch=${1:-}
+	lib=$BEARSSL${arch:+-$arch}
+	[ -f "$lib/libbearssl.a" ] && return 0
 	if ! grep -rqs '^Types: deb-src' /etc/apt/sources.list.d/ && ! grep -qs '^deb-src' /etc/apt/sources.list; then
 		say "adding Debian's bookworm source index (deb-src) for BearSSL's source package"
 		cat > /etc/apt/sources.list.d/noderecover-src.sources <<'SRC'
@@ -49,14 +58,18 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
 		apt-get update -qq
 	fi
-	rm -rf "$DEPS/src" && mkdir -p "$DEPS/src" "$BEARSSL"
-	(cd "$DEPS/src" && apt-get source -qq bearssl >/dev/null 2>&1) || {
-		say "apt-get source bearssl failed"; exit 1; }
+	if ! ls -d "$DEPS"/src/bearssl-*/ >/dev/null 2>&1; then
+		rm -rf "$DEPS/src" && mkdir -p "$DEPS/src"
+		(cd "$DEPS/src" && apt-get source -qq bearssl >/dev/null 2>&1) || {
+			say "apt-get source bearssl failed"; exit 1; }
+	fi
 	src=$(ls -d "$DEPS"/src/bearssl-*/ | head -n 1)
-	say "building BearSSL with musl-gcc from $src"
-	make -s -C "$src" -j2 lib CC=musl-gcc BUILD="$top/$BEARSSL/out" \
+	cc=$(musl_cc "$arch")
+	say "building BearSSL with $cc from $src"
+	mkdir -p "$lib"
+	make -s -C "$src" -j2 lib CC="$cc" AR="$(gnu_tool "$arch" ar)" BUILD="$top/$lib/out" \
 		CFLAGS="-Os -ffunction-sections -fdata-sections" >/dev/null
-	cp "$BEARSSL/out/libbearssl.a" "$BEARSSL/libbearssl.a"
+	cp "$lib/out/libbearssl.a" "$lib/libbearssl.a"
 }
 
 # musl-gcc does not search /usr/include (glibc's); jsmn's header is linked in on its own.
@@ -67,14 +80,175 @@ deps() {
 	ln -sf /usr/include/jsmn.h $DEPS/include/jsmn.h
 }
 
-# The static, stripped binary: musl, BearSSL, -Os, unused sections dropped.
+# Debian's architecture names to the musl-gcc wrapper (musl-dev:ARCH ships it) and the GNU
+# triplet of its cross gcc and binutils. No argument: the native ones.
+triplet() {
+	case $1 in
+	amd64) echo x86_64-linux-gnu ;;
+	arm64) echo aarch64-linux-gnu ;;
+	armhf) echo arm-linux-gnueabihf ;;
+	*) say "unknown architecture $1 (want one of $ARCHES)"; exit 2 ;;
+	esac
+}
+native_arch() { dpkg --print-architecture; }
+musl_cc() {
+	if [ -z "${1:-}" ] || [ "$1" = "$(native_arch)" ]; then echo musl-gcc; return; fi
+	case $1 in
+	armhf) echo arm-linux-musleabihf-gcc ;;
+	*) echo "$(triplet "$1" | sed 's/-gnu$/-musl/')-gcc" ;;
+	esac
+}
+gnu_tool() {
+	if [ -z "${1:-}" ] || [ "$1" = "$(native_arch)" ]; then echo "$2"; else echo "$(triplet "$1")-$2"; fi
+}
+
+# Cross compilers for every architecture but the native one: Debian's gcc-TRIPLET with
+# musl-dev:ARCH (whose wrapper points that gcc at musl), and qemu-user-static to run them.
+need_cross() {
+	missing=
+	for a in $ARCHES; do
+		[ "$a" = "$(native_arch)" ] && continue
+		command -v "$(musl_cc "$a")" >/dev/null 2>&1 || missing="$missing musl-dev:$a"
+		command -v "$(triplet "$a")-gcc" >/dev/null 2>&1 || missing="$missing gcc-$(triplet "$a" | tr _ -)"
+		dpkg --print-foreign-architectures | grep -qx "$a" || { say "adding foreign architecture $a"; dpkg --add-architecture "$a"; }
+	done
+	command -v qemu-aarch64-static >/dev/null 2>&1 || missing="$missing qemu-user-static"
+	[ -n "$missing" ] || return 0
+	say "installing$missing"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
+# compile CC BEARSSL_DIR OUT: the static, stripped binary: musl, BearSSL, -Os, unused sections
+# dropped. The same line for every architecture.
+compile() {
+	"$1" -std=c11 -D_DEFAULT_SOURCE -Os $WARN -DNODERECOVER_VERSION="\"$VERSION\"" -DNODERECOVER_IMAGE="\"$IMAGE\"" \
+		-ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables -I/usr/include/bearssl -I$DEPS/include \
+		-static -s -Wl,--gc-sections -o "$3" noderecover.c $LIB "$2/libbearssl.a"
+}
+
 build() {
 	deps
 	mkdir -p $B
-	musl-gcc -std=c11 -D_DEFAULT_SOURCE -Os $WARN -DNODERECOVER_VERSION="\"$VERSION\"" \
-		-ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables -I/usr/include/bearssl -I$DEPS/include \
-		-static -s -Wl,--gc-sections -o $B/noderecover noderecover.c $LIB $BEARSSL/libbearssl.a
+	compile musl-gcc $BEARSSL $B/noderecover
 	say "built $B/noderecover ($(wc -c < $B/noderecover) bytes)"
+}
+
+# build/dist/noderecover-VERSION-linux-ARCH for each architecture, and SHA256SUMS.
+dist() {
+	deps
+	need_cross
+	mkdir -p $DIST
+	for a in $ARCHES; do
+		bin=$DIST/noderecover-$VERSION-linux-$a
+		if [ "$a" = "$(native_arch)" ]; then
+			build
+			cp $B/noderecover "$bin"
+		else
+			bearssl "$a"
+			compile "$(musl_cc "$a")" "$BEARSSL-$a" "$bin"
+		fi
+		say "built $bin ($(wc -c < "$bin") bytes)"
+	done
+	(cd $DIST && sha256sum noderecover-$VERSION-linux-* > SHA256SUMS)
+}
+
+# OCI image layout pieces. The platform of an image (in its config and in the index).
+oci_platform() {
+	case $1 in
+	amd64) echo '"architecture":"amd64","os":"linux"' ;;
+	arm64) echo '"architecture":"arm64","os":"linux","variant":"v8"' ;;
+	armhf) echo '"architecture":"arm","os":"linux","variant":"v7"' ;;
+	esac
+}
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+# blob FILE: moves FILE into the layout's blobs and prints its descriptor's digest and size.
+blob() {
+	d=$(sha "$1")
+	n=$(wc -c < "$1")
+	mv "$1" "$OCI/blobs/sha256/$d"
+	echo "\"digest\":\"sha256:$d\",\"size\":$n"
+}
+# A tar that depends only on the files' names, bytes and modes: sorted, time 0, owner 0.
+repro_tar() {
+	tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --mode='u+rwX,go+rX,go-w' \
+		--format=ustar "$@"
+}
+
+# build/dist/noderecover-VERSION-oci.tar from the dist binaries: an OCI image layout in one tar,
+# an index over one image per architecture, each a single gzip layer holding /noderecover, run
+# as 65532:65532. Only tar, gzip -n and sha256sum: two builds are byte-identical.
+image() {
+	dist
+	OCI=$B/oci/layout
+	rm -rf $B/oci && mkdir -p $OCI/blobs/sha256 $B/oci/root
+	manifests=
+	for a in $ARCHES; do
+		cp $DIST/noderecover-$VERSION-linux-$a $B/oci/root/noderecover
+		chmod 0755 $B/oci/root/noderecover
+		repro_tar -C $B/oci/root -cf $B/oci/layer.tar noderecover
+		gzip -n -9 < $B/oci/layer.tar > $B/oci/layer.tar.gz
+		diff_id=$(sha $B/oci/layer.tar)
+		layer=$(blob $B/oci/layer.tar.gz)
+		printf '{%s,"created":"1970-01-01T00:00:00Z","config":{"User":"65532:65532","Entrypoint":["/noderecover"],"Cmd":["run"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+			"$(oci_platform $a)" "$diff_id" > $B/oci/config.json
+		config=$(blob $B/oci/config.json)
+		printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json",%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip",%s}]}' \
+			"$config" "$layer" > $B/oci/manifest.json
+		manifests="$manifests${manifests:+,}{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",$(blob $B/oci/manifest.json),\"platform\":{$(oci_platform $a)}}"
+	done
+	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[%s]}' "$manifests" > $B/oci/index.json
+	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.index.v1+json",%s,"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"}}]}' \
+		"$(blob $B/oci/index.json)" "$IMAGE" "$IMAGE" > $OCI/index.json
+	printf '{"imageLayoutVersion":"1.0.0"}' > $OCI/oci-layout
+	repro_tar -C $OCI -cf $DIST/noderecover-$VERSION-oci.tar oci-layout index.json blobs
+	say "built $DIST/noderecover-$VERSION-oci.tar ($(wc -c < $DIST/noderecover-$VERSION-oci.tar) bytes, $(sha $DIST/noderecover-$VERSION-oci.tar)) named $IMAGE"
+}
+
+# deploy/: the output of `noderecover manifests` for the settings deploy/README.md names
+# (tests/standin/test_manifests.py fails when they differ).
+deploy_manifests() {
+	build
+	$B/noderecover manifests --taint-after 300 > deploy/noderecover.yaml
+	$B/noderecover manifests --taint-after 300 --prune-after 1800 > deploy/noderecover-prune.yaml
+	say "wrote deploy/noderecover.yaml and deploy/noderecover-prune.yaml for $IMAGE"
+}
+
+# What tests/image needs: Debian's containerd and runc (the runtime k3s embeds), skopeo to read
+# the archive as a registry client would, and systemd-analyze for deploy/noderecover.service.
+need_image_tools() {
+	missing=
+	command -v containerd >/dev/null 2>&1 || missing="$missing containerd"
+	command -v runc >/dev/null 2>&1 || missing="$missing runc"
+	command -v skopeo >/dev/null 2>&1 || missing="$missing skopeo"
+	command -v systemd-analyze >/dev/null 2>&1 || missing="$missing systemd"
+	[ -n "$missing" ] || return 0
+	say "installing$missing"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
+# The unit tests for every architecture but the native one, static with its musl wrapper and
+# BearSSL (no sanitizers there), into build/unit-ARCH/ for qemu-user-static.
+unit_cross() {
+	for a in $ARCHES; do
+		[ "$a" = "$(native_arch)" ] && continue
+		mkdir -p $B/unit-$a
+		for t in tests/unit/test_*.c; do
+			"$(musl_cc "$a")" -std=c11 -D_DEFAULT_SOURCE -O1 $WARN -DSETTINGS_SA_DIR=\"sa\" \
+				-DSETTINGS_K3S_KUBECONFIG=\"kubeconfig/k3s.yaml\" -I/usr/include/bearssl -I$DEPS/include -I. \
+				-static -o $B/unit-$a/$(basename "$t" .c) "$t" $LIB "$BEARSSL-$a/libbearssl.a"
+		done
+	done
+}
+
+# The image suite: the archive, rebuilt elsewhere and compared, read by skopeo, run by
+# containerd; the cross binaries' unit tests and stand-in subset under qemu.
+image_test() {
+	image
+	need_image_tools
+	unit_cross
+	sh tests/image/run.sh "$VERSION" "$IMAGE"
 }
 
 # The same code with AddressSanitizer and UBSan, on glibc with Debian's libbearssl.
@@ -82,7 +256,7 @@ build_asan() {
 	deps
 	mkdir -p $B
 	gcc -std=c11 -D_DEFAULT_SOURCE -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-DNODERECOVER_VERSION="\"$VERSION-asan\"" -o $B/noderecover-asan noderecover.c $LIB -lbearssl
+		-DNODERECOVER_VERSION="\"$VERSION-asan\"" -DNODERECOVER_IMAGE="\"$IMAGE\"" -o $B/noderecover-asan noderecover.c $LIB -lbearssl
 }
 
 # Unit tests in C, built with the sanitizers against glibc and Debian's libbearssl.
@@ -135,6 +309,7 @@ test_all() {
 	# The Python model of the contract runs the same tests: a test that fails against it is
 	# suspect, and a test that passes against a model and a binary that disagree is no test.
 	suite standin-model status standin-model sh tests/standin/run.sh tests/standin/refwatcher.py
+	suite image status image image_test
 	if [ "${NODERECOVER_SKIP_E2E:-}" = 1 ]; then
 		say "skipping the end-to-end tests (NODERECOVER_SKIP_E2E=1)"
 	else
@@ -148,6 +323,10 @@ test_all() {
 cmd=${1:-build}
 case $cmd in
 build) build ;;
+dist) dist ;;
+image) image ;;
+image-test) image_test ;;
+deploy) deploy_manifests ;;
 asan) build_asan ;;
 unit) unit ;;
 test) test_all ;;

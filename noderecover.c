@@ -12,12 +12,16 @@
 #include <time.h>
 #include <unistd.h>
 #include "kube.h"
+#include "manifests.h"
 #include "policy.h"
 #include "settings.h"
 #include "text.h"
 
 #ifndef NODERECOVER_VERSION
 #define NODERECOVER_VERSION "dev"
+#endif
+#ifndef NODERECOVER_IMAGE           /* build.sh sets the archive's name */
+#define NODERECOVER_IMAGE "noderecover:" NODERECOVER_VERSION
 #endif
 
 #define KEEP_MAX 1024                 /* nodes acted on in one pass; the rest wait for the next */
@@ -214,7 +218,7 @@ static int pass(struct kube *kc, const struct settings *s)
 }
 
 static const char usage[] =
-    "usage: noderecover [run|once|version|help] [options]\n"
+    "usage: noderecover [run|once|manifests|version|help] [options]\n"
     "\n"
     "Taints nodes whose Ready condition stayed Unknown with\n"
     "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, clears it when they return,\n"
@@ -222,6 +226,7 @@ static const char usage[] =
     "\n"
     "  run                      a pass every poll interval until SIGTERM (default)\n"
     "  once                     one pass; exit 0 ok, 1 a pass failed, 2 bad settings\n"
+    "  manifests                print the cluster objects (YAML) that run it with these settings\n"
     "\n"
     "  --taint-after SECONDS    NODE_RECOVERY_AFTER_SECONDS (required)\n"
     "  --prune-after SECONDS    NODE_RECOVERY_PRUNE_AFTER_SECONDS (empty: pruning off)\n"
@@ -271,6 +276,12 @@ int main(int argc, char **argv)
 	if (s.mode == MODE_HELP) {
 		fputs(usage, stdout);
 		return 0;
+	}
+	if (s.mode == MODE_MANIFESTS) {
+		if (manifests_write(stdout, &s, NODERECOVER_IMAGE) == 0)
+			return 0;
+		fprintf(stderr, "noderecover: writing the manifests failed\n");
+		return 1;
 	}
 	if (s.mode == MODE_VERSION) {
 		printf("noderecover %s\n", NODERECOVER_VERSION);

@@ -112,12 +112,14 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 			s->mode = MODE_RUN;
 		else if (strcmp(m, "once") == 0)
 			s->mode = MODE_ONCE;
+		else if (strcmp(m, "manifests") == 0)
+			s->mode = MODE_MANIFESTS;   /* the same settings as run, checked the same way */
 		else if (strcmp(m, "version") == 0)
 			s->mode = MODE_VERSION;
 		else if (strcmp(m, "help") == 0)
 			s->mode = MODE_HELP;
 		else
-			return text_fail(err, errlen, "unknown command '%.64s' (want run, once, version or help)", m);
+			return text_fail(err, errlen, "unknown command '%.64s' (want run, once, manifests, version or help)", m);
 	}
 	for (; i < argc; i++) {
 		const char *a = argv[i], *eq = strchr(a, '=');

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include "target.h"
 
-enum settings_mode { MODE_RUN, MODE_ONCE, MODE_VERSION, MODE_HELP };
+enum settings_mode { MODE_RUN, MODE_ONCE, MODE_MANIFESTS, MODE_VERSION, MODE_HELP };
 
 #define SETTINGS_KEY_MAX 317      /* a qualified name: 253 prefix + '/' + 63 name */
 #define SETTINGS_MAX_SECONDS 315360000  /* ten years: anything longer is a typo */

@@ -273,12 +273,40 @@ func canI(t *testing.T, c *cluster, ns, name, verb, resource string) bool {
 
 // ---- manifests ----
 
+// manifestsArgs are the settings the tests generate manifests for: deploy/'s (see build.sh deploy).
+func manifestsArgs(prune bool) []string {
+	if prune {
+		return []string{"--taint-after", "300", "--prune-after", "1800"}
+	}
+	return []string{"--taint-after", "300"}
+}
+
+// manifests returns the objects `noderecover manifests ARGS` prints.
+func manifests(t *testing.T, prune bool) []*unstructured.Unstructured {
+	t.Helper()
+	args := append([]string{"manifests"}, manifestsArgs(prune)...)
+	cmd := exec.Command(noderecoverBin(t), args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("noderecover %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return parseManifest(t, "noderecover "+strings.Join(args, " "), out)
+}
+
+// readManifest returns the objects of deploy/FILE.
 func readManifest(t *testing.T, file string) []*unstructured.Unstructured {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(deployDir, file))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return parseManifest(t, "deploy/"+file, b)
+}
+
+func parseManifest(t *testing.T, what string, b []byte) []*unstructured.Unstructured {
+	t.Helper()
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
 	var objs []*unstructured.Unstructured
 	for {
@@ -287,7 +315,7 @@ func readManifest(t *testing.T, file string) []*unstructured.Unstructured {
 			if err == io.EOF {
 				break
 			}
-			t.Fatalf("%s: %v", file, err)
+			t.Fatalf("%s: %v", what, err)
 		}
 		if len(u.Object) == 0 {
 			continue
@@ -297,9 +325,11 @@ func readManifest(t *testing.T, file string) []*unstructured.Unstructured {
 	return objs
 }
 
-// applyManifest server-side applies every object of deploy/FILE, as
-// `kubectl apply --server-side -f deploy/FILE` would; dryRun only validates.
-func applyManifest(t *testing.T, c *cluster, file string, dryRun bool) {
+// applyManifests server-side applies what `noderecover manifests` prints, as
+// `kubectl apply --server-side -f` would. The Deployment is only validated (server-side dry
+// run): no controller here would run its pod, and the watcher runs as a subprocess instead,
+// with the token of the ServiceAccount these objects make.
+func applyManifests(t *testing.T, c *cluster, prune bool) {
 	t.Helper()
 	dc, err := discovery.NewDiscoveryClientForConfig(c.config)
 	if err != nil {
@@ -310,28 +340,30 @@ func applyManifest(t *testing.T, c *cluster, file string, dryRun bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, u := range readManifest(t, file) {
+	what := "noderecover manifests " + strings.Join(manifestsArgs(prune), " ")
+	for _, u := range manifests(t, prune) {
 		gvk := u.GroupVersionKind()
 		m, err := mapper.RESTMapping(schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind}, gvk.Version)
 		if err != nil {
-			t.Fatalf("%s: %s: %v", file, gvk, err)
+			t.Fatalf("%s: %s: %v", what, gvk, err)
 		}
 		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
 		if m.Scope.Name() == "namespace" {
 			ri = dyn.Resource(m.Resource).Namespace(u.GetNamespace())
 		}
 		opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
+		dryRun := gvk.Kind == "Deployment"
 		if dryRun {
 			opts.DryRun = []string{metav1.DryRunAll}
 		}
 		if _, err := ri.Apply(context.Background(), u.GetName(), u, opts); err != nil {
-			t.Fatalf("apply %s %s/%s from deploy/%s: %v", gvk.Kind, u.GetNamespace(), u.GetName(), file, err)
+			t.Fatalf("apply %s %s/%s from %s: %v", gvk.Kind, u.GetNamespace(), u.GetName(), what, err)
 		}
 		verb := "applied"
 		if dryRun {
 			verb = "validated (server-side dry run)"
 		}
-		t.Logf("%s %s %s from deploy/%s", verb, gvk.Kind, u.GetName(), file)
+		t.Logf("%s %s %s from %s", verb, gvk.Kind, u.GetName(), what)
 	}
 }
 

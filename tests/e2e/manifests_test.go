@@ -1,11 +1,13 @@
 package e2e
 
-// Static checks of deploy/: the permissions and pod settings the README promises. The
-// same files are applied to the real control plane by TestNodeRecover.
+// Static checks of what `noderecover manifests` prints (and deploy/ holds): the permissions
+// and pod settings the README promises. TestNodeRecover applies the same output to the real
+// control plane and runs the watcher with its ServiceAccount's token.
 
 import (
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -30,29 +32,37 @@ func objectOf[T any](t *testing.T, objs []*unstructured.Unstructured, kind, name
 	return nil
 }
 
-func checkRole(t *testing.T, file, name string, verbs ...string) {
-	objs := readManifest(t, file)
-	role := objectOf[rbacv1.ClusterRole](t, objs, "ClusterRole", name)
-	if len(role.Rules) != 1 {
-		t.Fatalf("%s: ClusterRole %s has %d rules, want 1", file, name, len(role.Rules))
+func checkRole(t *testing.T, what string, objs []*unstructured.Unstructured, verbs ...string) {
+	role := objectOf[rbacv1.ClusterRole](t, objs, "ClusterRole", saName)
+	var got []string
+	for _, r := range role.Rules {
+		if !reflect.DeepEqual(r.APIGroups, []string{""}) || !reflect.DeepEqual(r.Resources, []string{"nodes"}) ||
+			len(r.ResourceNames) != 0 || len(r.NonResourceURLs) != 0 {
+			t.Errorf("%s: ClusterRole %s rule %+v is not about core nodes alone", what, saName, r)
+		}
+		got = append(got, r.Verbs...)
 	}
-	r := role.Rules[0]
-	got := append([]string(nil), r.Verbs...)
 	sort.Strings(got)
 	sort.Strings(verbs)
-	if !reflect.DeepEqual(r.APIGroups, []string{""}) || !reflect.DeepEqual(r.Resources, []string{"nodes"}) ||
-		!reflect.DeepEqual(got, verbs) || len(r.ResourceNames) != 0 || len(r.NonResourceURLs) != 0 {
-		t.Errorf("%s: ClusterRole %s rule %+v, want exactly %v on core nodes", file, name, r, verbs)
+	if !reflect.DeepEqual(got, verbs) {
+		t.Errorf("%s: ClusterRole %s grants %v on nodes, want exactly %v", what, saName, got, verbs)
 	}
-	b := objectOf[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding", name)
+	b := objectOf[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding", saName)
 	want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: saName, Namespace: saNamespace}}
-	if b.RoleRef.Name != name || b.RoleRef.Kind != "ClusterRole" || !reflect.DeepEqual(b.Subjects, want) {
-		t.Errorf("%s: ClusterRoleBinding %s = %+v / %+v", file, name, b.RoleRef, b.Subjects)
+	if b.RoleRef.Name != saName || b.RoleRef.Kind != "ClusterRole" || !reflect.DeepEqual(b.Subjects, want) {
+		t.Errorf("%s: ClusterRoleBinding %s = %+v / %+v", what, saName, b.RoleRef, b.Subjects)
+	}
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Deployment":
+		default:
+			t.Errorf("%s: unexpected %s %s", what, u.GetKind(), u.GetName())
+		}
 	}
 }
 
-func checkPod(t *testing.T, file string, prune bool) {
-	d := objectOf[appsv1.Deployment](t, readManifest(t, file), "Deployment", "noderecover")
+func checkPod(t *testing.T, file string, objs []*unstructured.Unstructured, prune bool) {
+	d := objectOf[appsv1.Deployment](t, objs, "Deployment", "noderecover")
 	if d.Namespace != saNamespace || d.Spec.Template.Spec.ServiceAccountName != saName {
 		t.Errorf("%s: namespace %q, serviceAccountName %q", file, d.Namespace, d.Spec.Template.Spec.ServiceAccountName)
 	}
@@ -115,13 +125,22 @@ func checkPod(t *testing.T, file string, prune bool) {
 }
 
 func TestManifests(t *testing.T) {
-	checkRole(t, "rbac.yaml", "noderecover", "get", "list", "patch")
-	checkRole(t, "rbac-prune.yaml", "noderecover-prune", "delete")
-	sa := objectOf[corev1.ServiceAccount](t, readManifest(t, "rbac.yaml"), "ServiceAccount", saName)
-	if sa.Namespace != saNamespace {
-		t.Errorf("ServiceAccount namespace %q", sa.Namespace)
+	for _, prune := range []bool{false, true} {
+		what := "noderecover manifests " + strings.Join(manifestsArgs(prune), " ")
+		objs := manifests(t, prune)
+		if prune {
+			checkRole(t, what, objs, "get", "list", "patch", "delete")
+		} else {
+			checkRole(t, what, objs, "get", "list", "patch")
+		}
+		sa := objectOf[corev1.ServiceAccount](t, objs, "ServiceAccount", saName)
+		if sa.Namespace != saNamespace {
+			t.Errorf("%s: ServiceAccount namespace %q", what, sa.Namespace)
+		}
+		objectOf[corev1.Namespace](t, objs, "Namespace", saNamespace)
+		checkPod(t, what, objs, prune)
 	}
-	objectOf[corev1.Namespace](t, readManifest(t, "namespace.yaml"), "Namespace", saNamespace)
-	checkPod(t, "deployment.yaml", false)
-	checkPod(t, "deployment-prune.yaml", true)
+	// deploy/ is that output (tests/standin/test_manifests.py compares the bytes)
+	checkPod(t, "deploy/noderecover.yaml", readManifest(t, "noderecover.yaml"), false)
+	checkPod(t, "deploy/noderecover-prune.yaml", readManifest(t, "noderecover-prune.yaml"), true)
 }

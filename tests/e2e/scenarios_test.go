@@ -95,10 +95,9 @@ func TestNodeRecover(t *testing.T) {
 	ctx := context.Background()
 	t.Logf("server version %s, etcd %s", c.serverVersion, c.etcdVersion)
 
-	// The ServiceAccount and its permissions come from deploy/, as a cluster admin applies them.
-	applyManifest(t, c, "namespace.yaml", false)
-	applyManifest(t, c, "rbac.yaml", false)
-	applyManifest(t, c, "deployment.yaml", true)
+	// The ServiceAccount and its permissions come from `noderecover manifests` (what deploy/
+	// holds), as a cluster admin or k3s applies them.
+	applyManifests(t, c, false)
 	if _, err := c.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
@@ -111,16 +110,18 @@ func TestNodeRecover(t *testing.T) {
 	t.Run("5a_permissions_without_prune", func(t *testing.T) { permissions(t, c, false) })
 	t.Run("1-3_taint_recover_clear", func(t *testing.T) { scenarios123(t, c, tokenFile, token) })
 
-	applyManifest(t, c, "rbac-prune.yaml", false)
-	applyManifest(t, c, "deployment-prune.yaml", true)
+	applyManifests(t, c, true)
 	t.Run("5b_permissions_with_prune", func(t *testing.T) { permissions(t, c, true) })
 	t.Run("5c_missing_permissions", func(t *testing.T) { missingPermissions(t, c, tokenFile) })
 	t.Run("4_prune", func(t *testing.T) { scenarioPrune(t, c, tokenFile, token) })
 	t.Run("6_paging", func(t *testing.T) { scenarioPaging(t, c, tokenFile) })
 	t.Run("7_admission_denied", func(t *testing.T) { scenarioAdmissionDenied(t, c, tokenFile) })
+	// Pruning off again is the pruning-off output applied again: the token loses delete.
+	applyManifests(t, c, false)
+	t.Run("5d_permissions_after_pruning_off_again", func(t *testing.T) { permissions(t, c, false) })
 }
 
-// permissions: scenario 5, what the ServiceAccount of deploy/rbac*.yaml may do,
+// permissions: scenario 5, what the ServiceAccount of `noderecover manifests` may do,
 // asked of the real authorizer.
 func permissions(t *testing.T, c *cluster, prune bool) {
 	for _, verb := range []string{"get", "list", "patch"} {
@@ -455,7 +456,7 @@ func missingPermissions(t *testing.T, c *cluster, goodToken string) {
 	if !hasOurTaint(getNode(t, c, x)) {
 		t.Errorf("once with the noderecover ServiceAccount did not taint %s", x)
 	}
-	measure(t, "scenario 5: SAR get/list/patch yes, delete only with rbac-prune.yaml; no-patch SA: once exit 1; no-list SA: once exit 1")
+	measure(t, "scenario 5: SAR get/list/patch yes, delete only with the pruning output of manifests; no-patch SA: once exit 1; no-list SA: once exit 1")
 }
 
 // scenarioPrune: scenario 4.

@@ -1,0 +1,272 @@
+/*
+ * The YAML `noderecover manifests` prints. Two tables say what depends on the settings: the
+ * Deployment's environment (and the flags that have no variable) and the RBAC grants; adding a
+ * setting or a Role is one row. Writes to the caller's stream only; reads no file, sends nothing.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "manifests.h"
+
+#define NAME "noderecover"        /* namespace, ServiceAccount, roles, Deployment */
+
+/* When a row applies. */
+typedef int (*when_fn)(const struct settings *s);
+
+static int always(const struct settings *s)
+{
+	(void)s;
+	return 1;
+}
+
+static int pruning(const struct settings *s)
+{
+	return s->prune_after > 0;
+}
+
+enum kind {
+	SECONDS,   /* int64_t field */
+	COUNT,     /* long field */
+	TEXT,      /* char array field */
+	FIELD      /* the pod's own field (downward API), named in .field */
+};
+
+/* One setting passed to the pod: a variable (env) or, if it has none, a flag (args). */
+struct pass_on {
+	const char *env, *flag;
+	when_fn when;
+	enum kind kind;
+	size_t offset;
+	const char *field;
+};
+
+static const struct pass_on pass_ons[] = {
+	{ "NODE_RECOVERY_AFTER_SECONDS", NULL, always, SECONDS, offsetof(struct settings, taint_after), NULL },
+	{ "NODE_RECOVERY_PRUNE_AFTER_SECONDS", NULL, pruning, SECONDS, offsetof(struct settings, prune_after), NULL },
+	{ "NODE_RECOVERY_PRUNE_LABEL", NULL, pruning, TEXT, offsetof(struct settings, prune_label), NULL },
+	{ "NODE_RECOVERY_POLL_SECONDS", NULL, always, SECONDS, offsetof(struct settings, poll), NULL },
+	{ "NODE_RECOVERY_ANNOTATION", NULL, always, TEXT, offsetof(struct settings, annotation), NULL },
+	/* never the node `manifests` ran on: the one the pod is scheduled to */
+	{ "NODE_RECOVERY_SELF_NODE", NULL, always, FIELD, 0, "spec.nodeName" },
+	{ NULL, "--page-size", always, COUNT, offsetof(struct settings, page_size), NULL },
+};
+
+/* One RBAC rule: cluster-wide (namespace NULL: the ClusterRole) or in a namespace (a Role). */
+struct grant {
+	when_fn when;
+	const char *namespace, *group, *resource, *verbs, *why;
+};
+
+static const struct grant grants[] = {
+	{ always, NULL, "", "nodes", "\"get\", \"list\", \"patch\"", "read nodes, taint and annotate them" },
+	{ pruning, NULL, "", "nodes", "\"delete\"", "pruning is on: RBAC cannot narrow this to labelled nodes, so the pod runs on control-plane nodes" },
+};
+
+#define N(a) (sizeof (a) / sizeof (a)[0])
+
+/* A YAML double-quoted scalar: safe for any bytes a setting may hold. */
+static void quoted(FILE *f, const char *v)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* The value of a pass_on row, as text. */
+static const char *value(const struct pass_on *p, const struct settings *s, char *buf, size_t n)
+{
+	const char *base = (const char *)s + p->offset;
+
+	switch (p->kind) {
+	case SECONDS:
+		snprintf(buf, n, "%lld", (long long)*(const int64_t *)(const void *)base);
+		return buf;
+	case COUNT:
+		snprintf(buf, n, "%ld", *(const long *)(const void *)base);
+		return buf;
+	case TEXT:
+		return base;
+	case FIELD:
+		break;
+	}
+	return NULL;
+}
+
+static void labels(FILE *f, const char *indent)
+{
+	fprintf(f, "%slabels:\n%s  app.kubernetes.io/name: " NAME "\n", indent, indent);
+}
+
+static void header(FILE *f, const char *api, const char *kind, const char *ns)
+{
+	fprintf(f, "---\napiVersion: %s\nkind: %s\nmetadata:\n  name: " NAME "\n", api, kind);
+	if (ns)
+		fprintf(f, "  namespace: %s\n", ns);
+	labels(f, "  ");
+}
+
+/* The rules of the role for namespace ns (NULL: the ClusterRole). */
+static void rules(FILE *f, const struct settings *s, const char *ns)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < N(grants); i++) {
+		const struct grant *g = &grants[i];
+		if (!g->when(s) || (ns == NULL) != (g->namespace == NULL) || (ns && strcmp(ns, g->namespace) != 0))
+			continue;
+		if (n++ == 0)
+			fputs("rules:\n", f);
+		fprintf(f, "  # %s\n  - apiGroups: [\"%s\"]\n    resources: [\"%s\"]\n    verbs: [%s]\n",
+		    g->why, g->group, g->resource, g->verbs);
+	}
+}
+
+static void binding(FILE *f, const char *kind, const char *ns)
+{
+	char bkind[32];
+
+	snprintf(bkind, sizeof bkind, "%sBinding", kind);
+	header(f, "rbac.authorization.k8s.io/v1", bkind, ns);
+	fprintf(f, "roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: %s\n  name: " NAME "\n"
+	    "subjects:\n  - kind: ServiceAccount\n    name: " NAME "\n    namespace: " NAME "\n", kind);
+}
+
+static void rbac(FILE *f, const struct settings *s)
+{
+	header(f, "rbac.authorization.k8s.io/v1", "ClusterRole", NULL);
+	rules(f, s, NULL);
+	binding(f, "ClusterRole", NULL);
+	/* a Role and its binding in each namespace a grant names, in the table's order */
+	for (size_t i = 0; i < N(grants); i++) {
+		const char *ns = grants[i].namespace;
+		size_t j = 0;
+		if (!ns || !grants[i].when(s))
+			continue;
+		while (j < i && !(grants[j].namespace && strcmp(grants[j].namespace, ns) == 0 && grants[j].when(s)))
+			j++;
+		if (j < i)
+			continue;   /* written with an earlier grant */
+		header(f, "rbac.authorization.k8s.io/v1", "Role", ns);
+		rules(f, s, ns);
+		binding(f, "Role", ns);
+	}
+}
+
+/* With pruning the token may delete nodes: keep it on control-plane nodes, which k3s's agents
+ * cannot reach. Without, nothing pins it; either way it leaves a dead node after 10 s. */
+static void placement(FILE *f, const struct settings *s)
+{
+	if (pruning(s))
+		fputs("      affinity:\n"
+		    "        nodeAffinity:\n"
+		    "          requiredDuringSchedulingIgnoredDuringExecution:\n"
+		    "            nodeSelectorTerms:\n"
+		    "              - matchExpressions:\n"
+		    "                  - key: node-role.kubernetes.io/control-plane\n"
+		    "                    operator: Exists\n", f);
+	fputs("      tolerations:\n", f);
+	if (pruning(s))
+		fputs("        - key: node-role.kubernetes.io/control-plane\n"
+		    "          operator: Exists\n"
+		    "          effect: NoSchedule\n", f);
+	fputs("        # the watcher must not sit on the node it would recover\n"
+	    "        - key: node.kubernetes.io/unreachable\n"
+	    "          operator: Exists\n"
+	    "          effect: NoExecute\n"
+	    "          tolerationSeconds: 10\n"
+	    "        - key: node.kubernetes.io/not-ready\n"
+	    "          operator: Exists\n"
+	    "          effect: NoExecute\n"
+	    "          tolerationSeconds: 10\n", f);
+}
+
+static void deployment(FILE *f, const struct settings *s, const char *image)
+{
+	char buf[32];
+
+	header(f, "apps/v1", "Deployment", NAME);
+	fputs("spec:\n"
+	    "  replicas: 1            # never two watchers at once\n"
+	    "  strategy:\n"
+	    "    type: Recreate\n"
+	    "  selector:\n"
+	    "    matchLabels:\n"
+	    "      app.kubernetes.io/name: " NAME "\n"
+	    "  template:\n"
+	    "    metadata:\n", f);
+	labels(f, "      ");
+	fputs("    spec:\n"
+	    "      serviceAccountName: " NAME "\n"
+	    "      automountServiceAccountToken: true\n"
+	    "      securityContext:\n"
+	    "        runAsNonRoot: true\n"
+	    "        runAsUser: 65532\n"
+	    "        runAsGroup: 65532\n"
+	    "        seccompProfile:\n"
+	    "          type: RuntimeDefault\n", f);
+	placement(f, s);
+	fputs("      containers:\n"
+	    "        - name: " NAME "\n"
+	    "          image: ", f);
+	quoted(f, image);
+	fputs("\n          imagePullPolicy: IfNotPresent\n"
+	    "          args: [\"run\"", f);
+	for (size_t i = 0; i < N(pass_ons); i++) {
+		const struct pass_on *p = &pass_ons[i];
+		if (p->flag && p->when(s)) {
+			fprintf(f, ", \"%s\", ", p->flag);
+			quoted(f, value(p, s, buf, sizeof buf));
+		}
+	}
+	fputs("]\n          env:\n", f);
+	for (size_t i = 0; i < N(pass_ons); i++) {
+		const struct pass_on *p = &pass_ons[i];
+		if (!p->env || !p->when(s))
+			continue;
+		fprintf(f, "            - name: %s\n", p->env);
+		if (p->kind == FIELD) {
+			fprintf(f, "              valueFrom:\n                fieldRef:\n                  fieldPath: %s\n", p->field);
+		} else {
+			fputs("              value: ", f);
+			quoted(f, value(p, s, buf, sizeof buf));
+			fputc('\n', f);
+		}
+	}
+	/* Peak RSS is under 1 MiB even at 20000 nodes (BENCHMARKS.md); the limit leaves room for
+	 * socket buffers and the binary's own pages. */
+	fputs("          resources:\n"
+	    "            requests:\n"
+	    "              cpu: 10m\n"
+	    "              memory: 4Mi\n"
+	    "            limits:\n"
+	    "              memory: 16Mi\n"
+	    "          securityContext:\n"
+	    "            allowPrivilegeEscalation: false\n"
+	    "            readOnlyRootFilesystem: true\n"
+	    "            privileged: false\n"
+	    "            capabilities:\n"
+	    "              drop: [\"ALL\"]\n", f);
+}
+
+int manifests_write(FILE *f, const struct settings *s, const char *image)
+{
+	fprintf(f, "# noderecover in a cluster: taint after %llds, %s.\n"
+	    "# Printed by `noderecover manifests`; to change a setting, run it again rather than edit.\n"
+	    "# kubectl apply -f this file, or put it in k3s's /var/lib/rancher/k3s/server/manifests/.\n",
+	    (long long)s->taint_after, pruning(s) ? "pruning on" : "pruning off");
+	header(f, "v1", "Namespace", NULL);
+	fputs("    # the pod needs nothing privileged\n"
+	    "    pod-security.kubernetes.io/enforce: restricted\n", f);
+	header(f, "v1", "ServiceAccount", NAME);
+	rbac(f, s);
+	deployment(f, s, image);
+	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}

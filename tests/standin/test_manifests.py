@@ -1,0 +1,133 @@
+"""`noderecover manifests`: the YAML it prints for the settings given, what deploy/ holds, and
+refusals identical to run's (exit 2, the same line, nothing on stdout). No server is needed:
+manifests never connects."""
+import os
+import re
+import subprocess
+import unittest
+
+from harness import BINARY, Case
+
+DEPLOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy")
+# deploy/ is generated with these; build.sh deploy writes it again
+GENERATED = {"noderecover.yaml": ["--taint-after", "300"],
+             "noderecover-prune.yaml": ["--taint-after", "300", "--prune-after", "1800"]}
+IMAGE_LINE = re.compile(r'^(\s+image: ).*$', re.M)
+
+
+def without_image(text):
+    # the image is build.sh's NODERECOVER_IMAGE, which a build may override
+    return IMAGE_LINE.sub(r"\1IMAGE", text)
+
+
+class Manifests(Case):
+    def run_bin(self, *args, env=None):
+        e = {"PATH": "/usr/bin:/bin", "LANG": "C"}
+        e.update(env or {})
+        p = subprocess.run([BINARY] + list(args), capture_output=True, env=e, timeout=20,
+                           stdin=subprocess.DEVNULL)
+        return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+    def manifests(self, *args, env=None):
+        rc, out, err = self.run_bin("manifests", *args, env=env)
+        self.assertEqual((rc, err), (0, ""), "manifests %s" % " ".join(args))
+        return out
+
+    def docs(self, out):
+        return [d for d in out.split("\n---\n")[1:]]
+
+    def doc(self, out, kind):
+        got = [d for d in self.docs(out) if re.search(r"^kind: %s$" % kind, d, re.M)]
+        self.assertEqual(len(got), 1, "one %s in\n%s" % (kind, out))
+        return got[0]
+
+    def test_deploy_is_the_output_of_manifests(self):
+        for name, args in GENERATED.items():
+            with open(os.path.join(DEPLOY, name)) as f:
+                want = f.read()
+            self.assertEqual(without_image(want), without_image(self.manifests(*args)),
+                             "deploy/%s differs from `noderecover manifests %s`: run ./build.sh deploy"
+                             % (name, " ".join(args)))
+
+    def test_kustomization_applies_the_default(self):
+        with open(os.path.join(DEPLOY, "kustomization.yaml")) as f:
+            k = f.read()
+        self.assertRegex(k, r"(?m)^resources:\n")
+        self.assertEqual(re.findall(r"(?m)^  - (\S+)$", k), ["noderecover.yaml"], "pruning off by default")
+
+    def test_objects_in_order(self):
+        kinds = [re.search(r"^kind: (\S+)$", d, re.M).group(1) for d in self.docs(self.manifests("--taint-after", "300"))]
+        self.assertEqual(kinds, ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Deployment"])
+
+    def test_delete_only_with_pruning(self):
+        off = self.doc(self.manifests("--taint-after", "300"), "ClusterRole")
+        on = self.doc(self.manifests("--taint-after", "300", "--prune-after", "301"), "ClusterRole")
+        self.assertNotIn("delete", off)
+        self.assertEqual(re.findall(r"verbs: \[(.*)\]", off), ['"get", "list", "patch"'])
+        self.assertEqual(re.findall(r"verbs: \[(.*)\]", on), ['"get", "list", "patch"', '"delete"'])
+        for d in (off, on):
+            self.assertNotRegex(d, r"\*|pods|secrets|create|update|watch")
+
+    def test_pinned_to_control_plane_only_with_pruning(self):
+        off = self.doc(self.manifests("--taint-after", "300"), "Deployment")
+        on = self.doc(self.manifests("--taint-after", "300", "--prune-after", "301"), "Deployment")
+        self.assertNotIn("control-plane", off)
+        self.assertIn("nodeAffinity", on)
+        self.assertIn("- key: node-role.kubernetes.io/control-plane\n                    operator: Exists", on)
+        for d in (off, on):
+            self.assertEqual(d.count("tolerationSeconds: 10"), 2)
+
+    def test_pod_locked_down(self):
+        d = self.doc(self.manifests("--taint-after", "300"), "Deployment")
+        for want in ("runAsNonRoot: true", "runAsUser: 65532", "runAsGroup: 65532", "type: RuntimeDefault",
+                     "allowPrivilegeEscalation: false", "readOnlyRootFilesystem: true", 'drop: ["ALL"]',
+                     "memory: 16Mi", "replicas: 1", "type: Recreate", "fieldPath: spec.nodeName"):
+            self.assertIn(want, d)
+        self.assertNotIn("64Mi", d)
+
+    def test_settings_from_flags_and_environment_become_the_pods_environment(self):
+        out = self.manifests("--taint-after", "120", "--prune-after", "900", "--annotation", "example.com/oos",
+                             "--page-size", "50",
+                             env={"NODE_RECOVERY_POLL_SECONDS": "7", "NODE_RECOVERY_PRUNE_LABEL": "example.com/gone",
+                                  "NODE_RECOVERY_AFTER_SECONDS": "999"})
+        env = dict(re.findall(r'- name: (\w+)\n\s+value: "([^"]*)"', out))
+        self.assertEqual(env, {"NODE_RECOVERY_AFTER_SECONDS": "120", "NODE_RECOVERY_PRUNE_AFTER_SECONDS": "900",
+                               "NODE_RECOVERY_PRUNE_LABEL": "example.com/gone", "NODE_RECOVERY_POLL_SECONDS": "7",
+                               "NODE_RECOVERY_ANNOTATION": "example.com/oos"})
+        self.assertIn('args: ["run", "--page-size", "50"]', out)
+        self.assertIn("taint after 120s, pruning on", out)
+
+    def test_where_the_cluster_is_never_reaches_the_pod(self):
+        # the pod uses its service account: a kubeconfig or token file here means nothing there
+        out = self.manifests("--taint-after", "300", "--self-node", "laptop", env={"KUBECONFIG": "/root/.kube/config"})
+        self.assertNotIn("laptop", out)
+        self.assertNotIn("KUBECONFIG", out)
+        self.assertNotIn("/root", out)
+
+    def test_refused_exactly_as_run_refuses(self):
+        cases = [
+            ([], {}),
+            (["--taint-after", "5m"], {}),
+            ([], {"NODE_RECOVERY_AFTER_SECONDS": "soon"}),
+            (["--taint-after", "300", "--prune-after", "300"], {}),
+            (["--taint-after", "300"], {"NODE_RECOVERY_PRUNE_AFTER_SECONDS": "60"}),
+            (["--taint-after", "300", "--poll", "0"], {}),
+            (["--taint-after", "300", "--prune-label", "bad label"], {}),
+            (["--taint-after", "300", "--annotation", "/x"], {}),
+            (["--taint-after", "300", "--page-size", "0"], {}),
+            (["--taint-after", "300", "--server", "https://127.0.0.1:1"], {}),
+            (["--taint-after", "300", "--replicas", "2"], {}),
+            (["--taint-after"], {}),
+        ]
+        for args, env in cases:
+            with self.subTest(args=args, env=env):
+                rc, out, err = self.run_bin("manifests", *args, env=env)
+                rrc, rout, rerr = self.run_bin("once", *args, env=env)
+                self.assertEqual(rc, 2, err)
+                self.assertEqual(out, "", "nothing printed on a refusal")
+                self.assertEqual((rrc, err), (2, rerr), "manifests and once refuse alike")
+                self.assertRegex(err, r"^noderecover: [^\n]+\n$")
+
+
+if __name__ == "__main__":
+    unittest.main()
