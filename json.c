@@ -1,10 +1,12 @@
 /*
- * Reading Kubernetes JSON without allocating, and writing small JSON documents.
- * json_list_feed cuts a NodeList body into its items as the bytes arrive, holding one item at a
- * time in the caller's buffer; json_node_facts walks one Node (jsmn tokenizes its taints and
- * conditions into a static token pool when they are not plain objects of strings) and keeps
- * only its facts; json_status reads a Status; json_buf writes escaped text.
- * Nothing here allocates, does I/O or decides anything about a node. Not reentrant: one pool.
+ * Reading Kubernetes JSON strictly without allocating, and writing small JSON documents.
+ * One reader: the scanner (json_list_feed, json_check) checks the whole grammar as bytes
+ * arrive, cuts a NodeList into its items in the caller's buffer and notes where the few
+ * members the facts need lie (labels and annotations down to the keys looked for: jsmn over
+ * them cost more than all the rest of a node); jsmn tokenizes the arrays among them (taints,
+ * conditions) into a static token pool, and one token walker reads them (json_node_facts,
+ * json_status). json_buf writes escaped text.
+ * Nothing here allocates, does I/O or decides anything about a node. One pool: one reader at a time.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -19,16 +21,15 @@
 
 #define JSMN_STATIC
 #define JSMN_STRICT
-#define JSMN_PARENT_LINKS
+#define JSMN_PARENT_LINKS /* without them jsmn walks back over every token at each ',' */
 #include <jsmn.h>
 
 #include "json.h"
 #include "text.h"
 
-/* 320 KiB with parent links: static, so no caller's stack has to hold it. */
 static jsmntok_t pool[JSON_TOKENS];
 
-static int is_ws(int c)
+static inline int is_ws(int c)
 {
 	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
@@ -73,82 +74,61 @@ static int put_utf8(uint32_t cp, unsigned char *u)
 	return 4;
 }
 
-static int hex4(const char *s, uint32_t *cp)
+static uint32_t hex4(const char *s)
 {
 	uint32_t v = 0;
 
-	for (int j = 0; j < 4; j++) {
-		int h = text_hexval((unsigned char)s[j]);
-		if (h < 0)
-			return -1;
-		v = v << 4 | (uint32_t)h;
-	}
-	*cp = v;
-	return 0;
+	for (int j = 0; j < 4; j++)
+		v = v << 4 | (uint32_t)text_hexval((unsigned char)s[j]);
+	return v;
 }
 
 /*
- * Decodes the next character of the JSON string body s[*i..n) into u (1-4 bytes) and returns
- * its length, or -1 on a bad escape or a raw control character. A surrogate that is not half
- * of a pair becomes U+FFFD, as Go's decoder (the API server's) does.
+ * Decodes the next character of the body s[*i..n) of a string the scanner checked into u
+ * (1-4 bytes) and returns its length.
  */
 static int next_char(const char *s, size_t n, size_t *i, unsigned char *u)
 {
 	unsigned char c = (unsigned char)s[*i];
-	uint32_t cp, lo;
+	uint32_t cp;
 
-	if (c < 0x20)
-		return -1;
-	if (c != '\\') {
+	if (c != '\\' || *i + 1 >= n) {
 		u[0] = c;
 		(*i)++;
 		return 1;
 	}
-	if (*i + 1 >= n)
-		return -1;
 	c = (unsigned char)s[*i + 1];
-	if (c != 'u') {
-		int e = simple_escape(c);
-		if (e < 0)
-			return -1;
-		u[0] = (unsigned char)e;
+	if (c != 'u' || *i + 6 > n) {
+		u[0] = (unsigned char)simple_escape(c);
 		*i += 2;
 		return 1;
 	}
-	if (*i + 6 > n || hex4(s + *i + 2, &cp) < 0)
-		return -1;
+	cp = hex4(s + *i + 2);
 	*i += 6;
-	if (cp >= 0xd800 && cp < 0xdc00 && *i + 6 <= n && s[*i] == '\\' && s[*i + 1] == 'u' &&
-	    hex4(s + *i + 2, &lo) == 0 && lo >= 0xdc00 && lo < 0xe000) {
+	if (cp >= 0xd800 && cp < 0xdc00 && *i + 6 <= n) {
+		cp = 0x10000 + ((cp - 0xd800) << 10) + (hex4(s + *i + 2) - 0xdc00);
 		*i += 6;
-		cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-	} else if (cp >= 0xd800 && cp < 0xe000) {
-		cp = 0xfffd;
 	}
 	return put_utf8(cp, u);
 }
 
-/* Whether the JSON string body s[0..n) decodes to exactly lit[0..ln). */
+/* Whether the checked string body s[0..n) decodes to exactly lit[0..ln). */
 static int str_eq(const char *s, size_t n, const char *lit, size_t ln)
 {
 	unsigned char u[4];
 	size_t i, j = 0;
 
-	/* Unescaping never lengthens: \X gives 1 byte, \uXXXX at most 3, a pair of them 4. */
-	if (n < ln)
-		return 0;
 	/*
-	 * Before its first backslash the text is its own decoding, so a difference there is final;
-	 * a text with no backslash in its first ln bytes that matches them is lit only if it ends.
+	 * Unescaping shortens: \X gives 1 byte, \uXXXX at most 3, a pair of them 4. So a text as
+	 * long as lit is lit only as written, and a longer one only if it holds an escape.
 	 */
-	for (i = 0; i < ln && s[i] != '\\'; i++)
-		if (s[i] != lit[i])
-			return 0;
-	if (i == ln)
-		return n == ln;
+	if (n <= ln)
+		return n == ln && memcmp(s, lit, n) == 0;
+	if (ln == 0 || (s[0] != '\\' && s[0] != lit[0]) || !memchr(s, '\\', n))
+		return 0;
 	for (i = 0; i < n;) {
 		int k = next_char(s, n, &i, u);
-		if (k < 0 || (size_t)k > ln - j || memcmp(lit + j, u, (size_t)k) != 0)
+		if ((size_t)k > ln - j || memcmp(lit + j, u, (size_t)k) != 0)
 			return 0;
 		j += (size_t)k;
 	}
@@ -156,8 +136,8 @@ static int str_eq(const char *s, size_t n, const char *lit, size_t ln)
 }
 
 /*
- * Decodes the JSON string body s[0..n) into out[0..cap) and NUL-terminates it.
- * Returns its length, or -1 on a bad escape, a control character or NUL, or when it does not fit.
+ * Decodes the checked string body s[0..n) into out[0..cap) and NUL-terminates it.
+ * Returns its length, or -1 when it holds a NUL or does not fit.
  */
 static int str_copy(const char *s, size_t n, char *out, size_t cap)
 {
@@ -166,7 +146,7 @@ static int str_copy(const char *s, size_t n, char *out, size_t cap)
 
 	while (i < n) {
 		int k = next_char(s, n, &i, u);
-		if (k < 0 || (k == 1 && u[0] < 0x20) || (size_t)k >= cap - j)
+		if ((k == 1 && u[0] == 0) || (size_t)k >= cap - j)
 			return -1;
 		memcpy(out + j, u, (size_t)k);
 		j += (size_t)k;
@@ -176,8 +156,8 @@ static int str_copy(const char *s, size_t n, char *out, size_t cap)
 }
 
 /*
- * Decodes s[0..n) into out[0..cap) for a log line: control characters become spaces, a bad
- * escape ends the text, and it is cut at a character boundary when too long.
+ * Decodes the checked string body s[0..n) into out[0..cap) for a log line: control characters
+ * become spaces, and it is cut at a character boundary when too long.
  */
 static void str_log(const char *s, size_t n, char *out, size_t cap)
 {
@@ -187,96 +167,33 @@ static void str_log(const char *s, size_t n, char *out, size_t cap)
 	if (cap == 0)
 		return;
 	while (i < n) {
+		size_t at = i;
 		int k = next_char(s, n, &i, u);
-		if (k < 0) {
-			if ((unsigned char)s[i] >= 0x20)
-				break;
-			u[0] = ' ';
-			k = 1;
-			i++;
-		}
+		/* a raw multi-byte character is copied whole or not at all */
+		while (k == 1 && u[0] >= 0x80 && i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
+			i++, k++;
 		if ((size_t)k >= cap - j)
 			break;
 		if (k == 1 && (u[0] < 0x20 || u[0] == 0x7f))
 			u[0] = ' ';
-		memcpy(out + j, u, (size_t)k);
+		memcpy(out + j, k > 1 && s[at] != '\\' ? (const unsigned char *)s + at : u, (size_t)k);
 		j += (size_t)k;
-	}
-	/* A raw multi-byte character cut by the limit would make the line invalid UTF-8. */
-	if (i < n) {
-		size_t b = j;
-		while (b > 0 && ((unsigned char)out[b - 1] & 0xc0) == 0x80)
-			b--;
-		if (b > 0 && (unsigned char)out[b - 1] >= 0xc0) {
-			unsigned char lead = (unsigned char)out[b - 1];
-			size_t want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
-			if (j - (b - 1) < want)
-				j = b - 1;
-		}
 	}
 	out[j] = '\0';
 }
-
-/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, true, false or null. */
-static int prim_ok(const char *s, size_t n)
-{
-	size_t i = 0, d;
-
-	if (n == 4 && (memcmp(s, "true", 4) == 0 || memcmp(s, "null", 4) == 0))
-		return 1;
-	if (n == 5 && memcmp(s, "false", 5) == 0)
-		return 1;
-	if (i < n && s[i] == '-')
-		i++;
-	if (i < n && s[i] == '0')
-		i++;
-	else if (i < n && s[i] >= '1' && s[i] <= '9')
-		while (i < n && s[i] >= '0' && s[i] <= '9')
-			i++;
-	else
-		return 0;
-	if (i < n && s[i] == '.') {
-		for (d = ++i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
-			;
-		if (i == d)
-			return 0;
-	}
-	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		i++;
-		if (i < n && (s[i] == '+' || s[i] == '-'))
-			i++;
-		for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
-			;
-		if (i == d)
-			return 0;
-	}
-	return i == n;
-}
-
-#define DEPTH_MAX 64 /* k3s nodes nest about 10 deep (managedFields); one bit each below */
-
-/* Bytes that matter outside a string inside a raw value: 1 quote, 2 open, 3 close. */
-static const unsigned char raw_cls[256] = {
-	['"'] = 1, ['{'] = 2, ['['] = 2, ['}'] = 3, [']'] = 3,
-};
-/* Bytes that end a run inside a string: quote, backslash, control characters. */
-static const unsigned char str_cls[256] = {
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	['"'] = 1, ['\\'] = 1,
-};
 
 #define ONES 0x0101010101010101ull
 #define HIGH 0x8080808080808080ull
 
 /*
- * A mask with the high bit set in each of 8 bytes (little-endian) that is a quote, a backslash
- * or a control character; bits above the first such byte may be spurious, the lowest is exact.
+ * A mask with the high bit set in each of 8 bytes (little-endian) that is a quote, a backslash,
+ * a control character or not ASCII; bits above the first such byte may be spurious, the lowest
+ * is exact.
  */
 static inline uint64_t word_special(uint64_t w)
 {
 	uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
-	return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w)) & HIGH;
+	return (((q - ONES) & ~q) | ((b - ONES) & ~b) | (w - ONES * 0x20) | w) & HIGH;
 }
 
 #ifdef JSON_SSE2
@@ -287,7 +204,7 @@ static const unsigned char v_backslash[16] __attribute__((aligned(16))) = X16('\
 static const unsigned char v_control[16] __attribute__((aligned(16))) = X16(0x1f);
 #endif
 
-/* From p[i], the index of the first quote, backslash or control character, or n. */
+/* From p[i], the index of the first quote, backslash, control or non-ASCII byte, or n. */
 static inline size_t string_run(const unsigned char *p, size_t n, size_t i)
 {
 #ifdef JSON_SSE2
@@ -299,13 +216,12 @@ static inline size_t string_run(const unsigned char *p, size_t n, size_t i)
 		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
 		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, bs)),
 		    _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x));
-		unsigned bits = (unsigned)_mm_movemask_epi8(m);
+		unsigned bits = (unsigned)(_mm_movemask_epi8(m) | _mm_movemask_epi8(x));
 		if (bits)
 			return i + (size_t)__builtin_ctz(bits);
 		i += 16;
 	}
 #endif
-	/* Word at a time where the byte order allows it: strings are most of a node's bytes. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	while (i + 8 <= n) {
 		uint64_t w, m;
@@ -315,366 +231,845 @@ static inline size_t string_run(const unsigned char *p, size_t n, size_t i)
 		i += 8;
 	}
 #endif
-	while (i < n && !str_cls[p[i]])
+	while (i < n && p[i] >= 0x20 && p[i] < 0x80 && p[i] != '"' && p[i] != '\\')
 		i++;
 	return i;
 }
 
-/* The index just past the string whose opening quote is s[i], or 0 if malformed. */
-static size_t skip_string(const char *s, size_t n, size_t i)
-{
-	const unsigned char *p = (const unsigned char *)s;
+/* ---- The scanner ---- */
 
-	for (i++;;) {
-		i = string_run(p, n, i);
-		if (i == n || p[i] < 0x20)
-			return 0;
-		if (p[i] == '"')
-			return i + 1;
-		if (i + 1 == n)
-			return 0;
-		if (p[i + 1] == 'u') {
-			uint32_t cp;
-			if (i + 6 > n || hex4(s + i + 2, &cp) < 0)
-				return 0;
-			i += 6;
-		} else if (simple_escape(p[i + 1]) >= 0) {
-			i += 2;
-		} else {
-			return 0;
-		}
+enum {
+	S_VALUE, S_VALUE1, /* a value; VALUE1 also ']' (first element) */
+	S_KEY, S_KEY1,     /* a key; KEY1 also '}' (first member) */
+	S_COLON, S_AFTER,  /* after a key; after a value: ',' or the close */
+	S_STR, S_ESC, S_HEX, S_LOW, S_LOWU, S_UTF8, /* inside a string (sub: key or value) */
+	S_NUM, S_LIT, S_DONE, S_FAILED
+};
+/* In S_NUM, sub is where: after '-', after a leading 0, in digits, after '.', ... */
+enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
+/* What a container is, at depth < 6; every container inside an OTHER one is OTHER. */
+enum { C_OTHER, C_DOC, C_TOP, C_ENVMETA, C_ITEMS, C_ITEM, C_META, C_SPEC, C_STATUS, C_LABELS, C_ANNS };
+/* Keys of the envelope; in an item a key is a mask of the members (1 << JSON_*) it names. */
+enum { K_NONE, K_ITEMS, K_ENVMETA, K_CONT };
+/* The string being read: 0 a value, 1 a key; capture: 0, into keybuf, into cont. */
+enum { CAP_NONE, CAP_KEY, CAP_CONT };
+
+#define CTXN 6
+
+static int fail(struct json_list *l, size_t i, const char *why)
+{
+	size_t at = l->off + i;
+
+	l->reason = why;
+	l->err_at = at;
+	if (l->in_item)
+		snprintf(l->err, sizeof l->err, "malformed %s at byte %zu (byte %zu of item %d): %s",
+		    l->kind[0] == C_DOC ? "node list" : "JSON", at, l->size + i - l->mark, l->nitems + 1, why);
+	else
+		snprintf(l->err, sizeof l->err, "malformed %s at byte %zu: %s",
+		    l->kind[0] == C_DOC ? "node list" : "JSON", at, why);
+	l->st = S_FAILED;
+	return -1;
+}
+
+#define KEY(cx, key, lit) { cx, key, lit, sizeof lit - 1 }
+static const struct {
+	unsigned char ctx, key;
+	const char *s;
+	size_t n;
+} known_keys[] = {
+	KEY(C_TOP, K_ITEMS, "items"), KEY(C_TOP, K_ENVMETA, "metadata"), KEY(C_ENVMETA, K_CONT, "continue"),
+	KEY(C_ITEM, JSON_METADATA, "metadata"), KEY(C_ITEM, JSON_SPEC, "spec"), KEY(C_ITEM, JSON_STATUS, "status"),
+	KEY(C_META, JSON_NAME, "name"), KEY(C_META, JSON_UID, "uid"), KEY(C_META, JSON_RV, "resourceVersion"),
+	KEY(C_META, JSON_LABELS, "labels"), KEY(C_META, JSON_ANNOTATIONS, "annotations"),
+	KEY(C_SPEC, JSON_TAINTS, "taints"), KEY(C_STATUS, JSON_CONDITIONS, "conditions"),
+};
+
+/* A key written without escapes is itself: lengths first (str_eq for the rest). */
+#define KEY_IS(lit, ln) (l->esc ? str_eq(l->keybuf, l->caplen, lit, ln) : \
+    (ln) == l->caplen && memcmp(l->keybuf, lit, ln) == 0)
+
+/* The key just read (keybuf) in a container of kind cx: an envelope key, or a mask of members. */
+static __attribute__((noinline)) int classify(const struct json_list *l, int cx)
+{
+	int mask = 0;
+
+	if (l->full)
+		return K_NONE;
+	if (cx == C_LABELS || cx == C_ANNS) {
+		for (int j = cx == C_LABELS ? 0 : 3; j < (cx == C_LABELS ? 3 : 4); j++)
+			if (l->look[j] && KEY_IS(l->look[j], l->looklen[j]))
+				mask |= 1 << (JSON_CONTROL_PLANE + j);
+		return mask;
 	}
+	/* where each context's keys start in known_keys, which is sorted by context */
+	static const unsigned char from[] = { [C_TOP] = 0, [C_ENVMETA] = 2, [C_ITEMS] = 3, [C_ITEM] = 3,
+		[C_META] = 6, [C_SPEC] = 11, [C_STATUS] = 12, [C_LABELS] = 13 };
+	for (int j = from[cx]; j < from[cx + 1]; j++)
+		if (KEY_IS(known_keys[j].s, known_keys[j].n))
+			return cx <= C_ENVMETA ? known_keys[j].key : 1 << known_keys[j].key;
+	return K_NONE;
+}
+
+/* Appends captured bytes of a key or of metadata.continue, as written. */
+static void capture(struct json_list *l, const unsigned char *s, size_t k)
+{
+	char *to = l->capture == CAP_KEY ? l->keybuf : l->cont;
+	size_t cap = l->capture == CAP_KEY ? sizeof l->keybuf : JSON_CONTINUE_MAX;
+
+	if (k > cap - l->caplen) {
+		l->full = 1;
+		return;
+	}
+	memcpy(to + l->caplen, s, k);
+	l->caplen += k;
+}
+
+/* Appends k bytes of the current item, or only counts them once it no longer fits. */
+static void keep(struct json_list *l, const char *s, size_t k)
+{
+	if (!l->skipping && k <= l->cap - l->size)
+		memcpy(l->buf + l->size, s, k);
+	else
+		l->skipping = 1;
+	l->size += k;
 }
 
 /*
- * The index just past the value starting at s[i], or 0 if malformed. Inside an object or
- * array only strings, escapes and brackets are checked: this is how the members json.c never
- * reads (managedFields, images) are passed over at memory speed.
+ * A value starting with c at p[i] in a container of kind cx at depth d that is not OTHER.
+ * Returns the kind of the container it opens (C_OTHER for any other value), or -1.
  */
-static size_t skip_value(const char *s, size_t n, size_t i)
+static int value_in(struct json_list *l, int cx, int d, int c, size_t i)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	uint64_t arrays = 0;
-	int depth = 0;
-	size_t b = i;
+	int m = d < CTXN ? l->memb[d] : K_NONE;
 
-	if (i >= n)
-		return 0;
-	if (p[i] == '"')
-		return skip_string(s, n, i);
-	if (p[i] != '{' && p[i] != '[') {
-		while (i < n && p[i] != ',' && p[i] != '}' && p[i] != ']' && !is_ws(p[i]))
-			i++;
-		return prim_ok(s + b, i - b) ? i : 0;
-	}
-	while (i < n) {
-		while (i < n && !raw_cls[p[i]])
-			i++;
-		if (i == n)
-			return 0;
-		int c = p[i];
-		if (c == '"') {
-			/* The common string, with no escape, ends at the first quote after it. */
-			size_t e = string_run(p, n, i + 1);
-			if (e < n && p[e] == '"')
-				i = e + 1;
-			else if ((i = skip_string(s, n, i)) == 0)
-				return 0;
-			continue;
+	switch (cx) {
+	case C_DOC:
+		return c == '{' ? C_TOP : fail(l, i, "the body is not a JSON object");
+	case C_TOP:
+		if (m == K_ITEMS || m == K_ENVMETA) {
+			if (l->seen & m)
+				return fail(l, i, m == K_ITEMS ? "items appears twice" : "metadata appears twice");
+			l->seen |= m;
+			if (c != (m == K_ITEMS ? '[' : '{'))
+				return fail(l, i, m == K_ITEMS ? "items is not an array" : "metadata is not an object");
+			return m == K_ITEMS ? C_ITEMS : C_ENVMETA;
 		}
-		i++;
-		if (c == '{' || c == '[') {
-			if (depth >= DEPTH_MAX)
-				return 0;
-			if (c == '[')
-				arrays |= 1ull << depth;
-			depth++;
-			continue;
+		return C_OTHER;
+	case C_ENVMETA:
+		if (m == K_CONT) {
+			if (l->seen & 4)
+				return fail(l, i, "metadata.continue appears twice");
+			if (c != '"')
+				return fail(l, i, "metadata.continue is not a string");
+			l->seen |= 4;
+			l->capture = CAP_CONT;
+			l->caplen = 0;
+			l->full = 0;
 		}
-		depth--;
-		if ((c == ']') != ((arrays >> depth & 1) != 0))
-			return 0;
-		arrays &= ~(1ull << depth);
-		if (depth == 0)
-			return i;
+		return C_OTHER;
+	case C_ITEMS:
+		if (c != '{')
+			return fail(l, i, "an element of items is not an object");
+		memset(&l->it, 0, sizeof l->it);
+		l->in_item = 1;
+		l->skipping = 0;
+		l->size = 0;
+		l->mark = i;
+		return C_ITEM;
 	}
+	size_t at = l->size + i - l->mark;
+	if ((cx == C_LABELS || cx == C_ANNS) && c != '"' && !l->it.not_string[cx - C_LABELS])
+		l->it.not_string[cx - C_LABELS] = at;
+	for (unsigned bits = (unsigned)m; bits; bits &= bits - 1) {
+		int j = __builtin_ctz(bits);
+		if (l->it.m[j].at)
+			l->it.twice |= 1u << j;
+		else
+			l->it.m[j].at = at;
+		if (c == '{' && j <= JSON_STATUS)
+			return C_META + j;
+		if (c == '{' && (j == JSON_LABELS || j == JSON_ANNOTATIONS))
+			return C_LABELS + j - JSON_LABELS;
+	}
+	return C_OTHER;
+}
+
+/* A value ended just before p[i] in a container of kind cx at depth d that is not OTHER. */
+static int value_done(struct json_list *l, int cx, int d, const char *p, size_t i)
+{
+	int m = d < CTXN ? l->memb[d] : K_NONE;
+
+	if (cx == C_ITEMS) {
+		keep(l, p + l->mark, i - l->mark);
+		l->in_item = 0;
+		l->nitems++;
+		l->it.p = l->skipping ? NULL : l->buf;
+		l->it.len = l->size;
+		l->it.index = l->nitems;
+		int r = l->item(l->ctx, &l->it);
+		if (r != 0) {
+			snprintf(l->err, sizeof l->err, "stopped at item %d by the caller", l->nitems);
+			l->st = S_FAILED;
+		}
+		return r;
+	}
+	if (cx == C_ENVMETA && m == K_CONT && l->capture == CAP_CONT) {
+		char raw[JSON_CONTINUE_MAX];
+		l->capture = CAP_NONE;
+		if (l->full)
+			return fail(l, i, "metadata.continue is longer than 4096 bytes");
+		memcpy(raw, l->cont, l->caplen);
+		if (str_copy(raw, l->caplen, l->cont, sizeof l->cont) < 0)
+			return fail(l, i, "metadata.continue holds a NUL");
+	} else if (cx >= C_ITEM) {
+		for (unsigned bits = (unsigned)m; bits; bits &= bits - 1)
+			if (!l->it.m[__builtin_ctz(bits)].end)
+				l->it.m[__builtin_ctz(bits)].end = l->size + i - l->mark;
+	}
+	if (d < CTXN)
+		l->memb[d] = K_NONE;
 	return 0;
 }
 
-/*
- * The list splitter whose item() is running, or NULL. It noted where the item's containers at
- * depth 1 and 2 end (managedFields, images: most of a node's bytes), after checking their strings,
- * escapes and brackets exactly as skip_value does (nesting more tightly: 64 counted from the list);
- * json_node_facts handed the same bytes, buf and len, jumps over them instead of scanning again.
- */
-static const struct json_list *handed;
-
-/* skip_value, answered from l's spans (l NULL: none) when the value at s[i] is one of them. */
-static size_t skip_member(const char *s, size_t n, size_t i, const struct json_list *l)
+static void start(struct json_list *l, int cx)
 {
-	if (l && i < n && (s[i] == '{' || s[i] == '[')) {
-		int lo = 0, hi = l->nspans;
-		/* noted in the order they open, so sorted by where they start */
-		while (lo < hi) {
-			int mid = (lo + hi) / 2;
-			if (l->spans[mid].at < i)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < l->nspans && l->spans[lo].at == i) {
-			size_t e = l->spans[lo].end;
-			if (e > i + 1 && e <= n && s[e - 1] == (s[i] == '{' ? '}' : ']'))
-				return e;
-		}
-	}
-	return skip_value(s, n, i);
+	memset(l, 0, sizeof *l);
+	l->kind[0] = (unsigned char)cx;
+	l->st = S_VALUE;
 }
 
-/* Walks the members of one object with the full grammar, skipping their values quickly. */
-struct members {
-	const char *s;
-	size_t n, i;
-	int first;
+void json_list_init(struct json_list *l, char *buf, size_t cap, const struct node_keys *keys,
+    json_item_fn item, void *ctx)
+{
+	start(l, C_DOC);
+	l->look[0] = NODE_LABEL_CONTROL_PLANE;
+	l->look[1] = NODE_LABEL_ETCD;
+	l->look[2] = keys ? keys->prune_label : NULL;
+	l->look[3] = keys ? keys->annotation : NULL;
+	for (int j = 0; j < 4; j++)
+		l->looklen[j] = l->look[j] ? strlen(l->look[j]) : 0;
+	l->buf = buf;
+	l->cap = cap;
+	l->item = item;
+	l->ctx = ctx;
+}
+
+#define NEED(state) do { if (i == n) { st = (state); goto out; } } while (0)
+#define FAIL(why) do { fail(l, i, (why)); r = -1; goto out; } while (0)
+#define SKIP_WS() while (i < n && is_ws(p[i])) i++
+/* The next byte that is not white space into c, or out in state when the piece ends first. */
+#define NEXT(state) for (;; i++) { NEED(state); c = p[i]; if (c > ' ' || !is_ws(c)) break; }
+
+/*
+ * The scan: one resumable loop whose position in the grammar is st (with sub, depth, array),
+ * written back when the piece runs out. Most bytes are in strings, passed by string_run.
+ */
+int json_list_feed(struct json_list *l, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+	int st = l->st, depth = l->depth, key = l->key, r = 0, c, h;
+	int cx = depth < CTXN ? l->kind[depth] : C_OTHER;
+
+	if (st == S_FAILED)
+		return -1;
+	l->mark = 0;
+	switch (st) {
+	case S_VALUE: goto value;
+	case S_VALUE1: goto value1;
+	case S_KEY: goto key;
+	case S_KEY1: goto key1;
+	case S_COLON: goto colon;
+	case S_AFTER: goto after;
+	case S_STR: goto str;
+	case S_ESC: goto esc;
+	case S_HEX: goto hex;
+	case S_LOW: goto low;
+	case S_LOWU: goto lowu;
+	case S_UTF8: goto utf8;
+	case S_NUM: goto num;
+	case S_LIT: goto lit;
+	default: goto done;
+	}
+value1:
+	NEXT(S_VALUE1);
+	if (c == ']')
+		goto close;
+value:
+	NEXT(S_VALUE);
+	h = C_OTHER;
+	if (cx != C_OTHER && (h = value_in(l, cx, depth, c, i)) < 0) {
+		r = -1;
+		goto out;
+	}
+	i++;
+	if (c == '"') {
+		key = 0;
+		goto str;
+	}
+	switch (c) {
+	case '{':
+	case '[':
+		if (depth >= JSON_DEPTH_MAX)
+			FAIL("nested deeper than 64");
+		l->array[++depth] = c == '[';
+		cx = h;
+		if (depth < CTXN)
+			{
+			l->kind[depth] = (unsigned char)cx;
+			l->memb[depth] = K_NONE;
+		}
+		if (c == '[')
+			goto value1;
+		goto key1;
+	case 't': l->lit = "true"; break;
+	case 'f': l->lit = "false"; break;
+	case 'n': l->lit = "null"; break;
+	case '-': l->sub = N_MINUS; goto num;
+	case '0': l->sub = N_ZERO; goto num;
+	default:
+		if (c >= '1' && c <= '9') {
+			l->sub = N_INT;
+			goto num;
+		}
+		i--;
+		FAIL("expected a value");
+	}
+	l->sub = 1;
+lit:
+	while (l->lit[l->sub]) {
+		NEED(S_LIT);
+		if (p[i] != (unsigned char)l->lit[l->sub])
+			FAIL("a bare word, not true, false or null");
+		i++, l->sub++;
+	}
+	goto value_end;
+num:
+	for (;; i++) {
+		NEED(S_NUM);
+		c = p[i];
+		int digit = c >= '0' && c <= '9';
+		switch (l->sub) {
+		case N_MINUS:
+			if (!digit)
+				FAIL("a number without digits");
+			l->sub = c == '0' ? N_ZERO : N_INT;
+			continue;
+		case N_ZERO:
+			if (digit)
+				FAIL("a number with a leading zero");
+			/* fall through */
+		case N_INT:
+			if (digit)
+				continue;
+			if (c == '.') {
+				l->sub = N_DOT;
+				continue;
+			}
+			break;
+		case N_DOT:
+			if (!digit)
+				FAIL("a number without digits after '.'");
+			l->sub = N_FRAC;
+			continue;
+		case N_FRAC:
+			if (digit)
+				continue;
+			break;
+		case N_E:
+			if (c == '+' || c == '-') {
+				l->sub = N_ESIGN;
+				continue;
+			}
+			/* fall through */
+		case N_ESIGN:
+			if (!digit)
+				FAIL("a number without digits in its exponent");
+			l->sub = N_EXP;
+			continue;
+		case N_EXP:
+			if (digit)
+				continue;
+			goto value_end;
+		}
+		if (c == 'e' || c == 'E') {
+			l->sub = N_E;
+			continue;
+		}
+		goto value_end;
+	}
+key1:
+	NEXT(S_KEY1);
+	if (c == '}')
+		goto close;
+key:
+	NEXT(S_KEY);
+	if (c != '"')
+		FAIL("expected a key in double quotes");
+	i++;
+	key = 1;
+	if (cx != C_OTHER) {
+		l->capture = CAP_KEY;
+		l->caplen = 0;
+		l->full = 0;
+		l->esc = 0;
+	}
+str:
+	for (;;) {
+		size_t e = string_run(p, n, i);
+		if (l->capture)
+			capture(l, p + i, e - i);
+		i = e;
+		NEED(S_STR);
+		c = p[i];
+		if (c == '"')
+			break;
+		if (c < 0x20)
+			FAIL("a control character in a string");
+		if (l->capture) {
+			capture(l, p + i, 1);
+			l->esc |= c == '\\';
+		}
+		i++;
+		if (c == '\\') {
+esc:
+			NEED(S_ESC);
+			c = p[i];
+			if (c == 'u') {
+				l->u = 0;
+				l->sub = 0;
+			} else if (simple_escape(c) < 0) {
+				FAIL("a bad escape in a string");
+			}
+			if (l->capture)
+				capture(l, p + i, 1);
+			i++;
+			if (c != 'u')
+				continue;
+hex:
+			for (; l->sub < 4; l->sub++, i++) {
+				NEED(S_HEX);
+				if ((h = text_hexval(p[i])) < 0)
+					FAIL("a bad \\u escape in a string");
+				l->u = l->u << 4 | (uint32_t)h;
+				if (l->capture)
+					capture(l, p + i, 1);
+			}
+			if (l->u >= 0xdc00 && l->u < 0xe000 && !(l->u >> 16))
+				FAIL("a lone low surrogate in a string");
+			if (l->u >> 16) {
+				/* the low half of a pair (the 1 set before it is now bit 16) */
+				if ((l->u & 0xffff) < 0xdc00 || (l->u & 0xffff) >= 0xe000)
+					FAIL("a high surrogate without its low half in a string");
+				continue;
+			}
+			if (l->u < 0xd800 || l->u >= 0xdc00)
+				continue;
+low:
+			NEED(S_LOW);
+			if (p[i] != '\\')
+				FAIL("a high surrogate without its low half in a string");
+			if (l->capture)
+				capture(l, p + i, 1);
+			i++;
+lowu:
+			NEED(S_LOWU);
+			if (p[i] != 'u')
+				FAIL("a high surrogate without its low half in a string");
+			if (l->capture)
+				capture(l, p + i, 1);
+			i++;
+			l->u = 1; /* shifted above bit 16 by the four digits */
+			l->sub = 0;
+			goto hex;
+		}
+		/* Not ASCII: sub holds what the rest of the character must be, as RFC 3629 has it. */
+		if (c >= 0xc2 && c <= 0xdf)
+			l->sub = 1;
+		else if (c >= 0xe0 && c <= 0xef)
+			l->sub = 2 | (c == 0xe0) << 4 | (c == 0xed) << 5;
+		else if (c >= 0xf0 && c <= 0xf4)
+			l->sub = 3 | (c == 0xf0) << 6 | (c == 0xf4) << 7;
+		else
+			FAIL("invalid UTF-8 in a string");
+utf8:
+		while (l->sub & 3) {
+			NEED(S_UTF8);
+			c = p[i];
+			int lo = l->sub & 0x10 ? 0xa0 : l->sub & 0x40 ? 0x90 : 0x80;
+			int hi = l->sub & 0x20 ? 0x9f : l->sub & 0x80 ? 0x8f : 0xbf;
+			if (c < lo || c > hi)
+				FAIL("invalid UTF-8 in a string");
+			if (l->capture)
+				capture(l, p + i, 1);
+			i++;
+			l->sub = (l->sub & 3) - 1;
+		}
+	}
+	i++;
+	if (!key)
+		goto value_end;
+	if (cx != C_OTHER) {
+		l->capture = CAP_NONE;
+		if (depth < CTXN)
+			l->memb[depth] = (unsigned short)classify(l, cx);
+	}
+	if (i < n && p[i] == ':') {
+		i++;
+		goto value;
+	}
+colon:
+	NEXT(S_COLON);
+	if (c != ':')
+		FAIL("expected ':' after a key");
+	i++;
+	goto value;
+close:
+	c = p[i];
+	if ((c == ']') != l->array[depth])
+		FAIL(c == ']' ? "']' closes an object" : "'}' closes an array");
+	i++;
+	depth--;
+	cx = depth < CTXN ? l->kind[depth] : C_OTHER;
+value_end:
+	if (cx != C_OTHER && (r = value_done(l, cx, depth, s, i)) != 0)
+		goto out;
+	if (depth == 0) {
+		st = S_DONE;
+		goto done;
+	}
+after:
+	NEXT(S_AFTER);
+	if (c == ',') {
+		i++;
+		if (l->array[depth])
+			goto value;
+		goto key;
+	}
+	if (c == '}' || c == ']')
+		goto close;
+	FAIL(l->array[depth] ? "expected ',' or ']' after an element" :
+	    "expected ',' or '}' after a member");
+done:
+	SKIP_WS();
+	st = S_DONE;
+	if (i < n)
+		FAIL("text after the end of the document");
+out:
+	if (r != 0)
+		return r;
+	if (l->in_item)
+		keep(l, s + l->mark, n - l->mark);
+	l->st = st;
+	l->depth = depth;
+	l->key = key;
+	l->off += n;
+	return 0;
+}
+
+int json_list_end(struct json_list *l)
+{
+	int list = l->kind[0] == C_DOC;
+
+	if (l->st == S_FAILED)
+		return -1;
+	/* a number ends where the body does only at the top level */
+	if (l->st == S_NUM && l->depth == 0 && (l->sub == N_ZERO || l->sub == N_INT || l->sub == N_FRAC ||
+	    l->sub == N_EXP))
+		l->st = S_DONE;
+	l->err_at = l->off;
+	if (l->st != S_DONE)
+		l->reason = l->off == 0 || (l->st == S_VALUE && l->depth == 0) ? "body was empty" :
+		    !list ? "the text ended early" : l->depth >= 2 && l->kind[2] == C_ITEMS ?
+		    "body ended inside the node list" : "body ended before the node list was complete";
+	else if (list && !(l->seen & K_ITEMS))
+		l->reason = "body has no items array: not a node list";
+	else
+		return 0;
+	snprintf(l->err, sizeof l->err, "%s", l->reason);
+	l->st = S_FAILED;
+	return -1;
+}
+
+int json_check(const char *s, size_t len, size_t *at, char *why, size_t whylen)
+{
+	struct json_list l;
+
+	start(&l, C_OTHER);
+	if (json_list_feed(&l, s, len) == 0 && json_list_end(&l) == 0)
+		return 0;
+	*at = l.err_at;
+	snprintf(why, whylen, "%s", l.reason);
+	return -1;
+}
+
+/* ---- The token walker ---- */
+
+/* One member read with jsmn: its text, its tokens, and its place in the item for reasons. */
+struct doc {
+	const char *js;
+	int n;
+	size_t base;            /* the offset of js in the item */
+	char *why;
+	size_t whylen;
 };
 
-static size_t skip_ws(const char *s, size_t n, size_t i)
+/* What a value starting with c is, for a reason. */
+static const char *what(int c)
 {
-	while (i < n && is_ws((unsigned char)s[i]))
-		i++;
+	switch (c) {
+	case '"': return "a string";
+	case '{': return "an object";
+	case '[': return "an array";
+	case 't': case 'f': return "a boolean";
+	case 'n': return "null";
+	}
+	return "a number";
+}
+
+/* Tokenizes the checked value js[0..len) at base in the item. */
+static int tokenize(struct doc *d, const char *js, size_t len, size_t base, const char *path)
+{
+	jsmn_parser p;
+
+	d->js = js;
+	d->base = base;
+	jsmn_init(&p);
+	d->n = len > INT_MAX ? JSMN_ERROR_NOMEM : jsmn_parse(&p, js, len, pool, JSON_TOKENS);
+	if (d->n == JSMN_ERROR_NOMEM)
+		return text_fail(d->why, d->whylen, "%s has more than %d tokens (byte %zu)", path, JSON_TOKENS, base);
+	if (d->n < 1)
+		return text_fail(d->why, d->whylen, "%s could not be tokenized (byte %zu)", path, base);
+	return 0;
+}
+
+/* The index just past the value at token i and everything inside it. */
+static int skip(const struct doc *d, int i)
+{
+	int end = pool[i].end;
+
+	for (i++; i < d->n && pool[i].start < end; i++)
+		;
 	return i;
 }
 
-/* Starts at the '{' at s[i]; -1 if there is none. */
-static int members_open(struct members *m, const char *s, size_t n, size_t i)
-{
-	m->s = s;
-	m->n = n;
-	m->i = i + 1;
-	m->first = 1;
-	return i < n && s[i] == '{' ? 0 : -1;
-}
-
-/*
- * The next member's key, its body s[*k..*ke), with m->i left at the start of its value.
- * Returns 1, 0 after the closing '}' (m->i just past it), or -1 if malformed.
- */
-static int members_key(struct members *m, size_t *k, size_t *ke)
-{
-	const char *s = m->s;
-	size_t n = m->n, i = skip_ws(s, n, m->i), e;
-
-	if (i < n && s[i] == '}') {
-		m->i = i + 1;
-		return 0;
-	}
-	if (!m->first) {
-		if (i == n || s[i] != ',')
-			return -1;
-		i = skip_ws(s, n, i + 1);
-	}
-	if (i == n || s[i] != '"' || (e = skip_string(s, n, i)) == 0)
-		return -1;
-	*k = i + 1;
-	*ke = e - 1;
-	i = skip_ws(s, n, e);
-	if (i == n || s[i] != ':')
-		return -1;
-	m->i = skip_ws(s, n, i + 1);
-	m->first = 0;
-	return 1;
-}
-
-/* A member's value found by find(): s[at..end), at == 0 when absent. */
-struct val {
-	size_t at, end;
-};
-
-/* A member name looked for, with its length counted at compile time. */
+/* A name looked for, with its length counted at compile time. */
 struct name {
 	const char *s;
 	size_t n;
 };
 #define NAME(lit) { lit, sizeof lit - 1 }
 
-/* What find() looks for in one object; sub[j], when set, is looked for inside value j. */
-struct want {
-	const struct name *names;
-	int n;
-	struct val *out;
-	const struct want *const *sub;
-};
-
-/*
- * Finds the values of w->names among the members of the object at s[i], in one pass: a value
- * with a sub-want that is an object is walked for it, every other value is skipped.
- * Returns the index just past the object, or 0 when it is malformed or one of the names
- * appears twice: the API server's decoder keeps the last and a first-wins reader the first,
- * and we never act on a guess between them.
- */
-static size_t find(const char *s, size_t n, size_t i, const struct want *w, const struct json_list *sp)
+static int tok_eq(const struct doc *d, int i, const char *lit, size_t ln)
 {
-	struct members m;
-	size_t k, ke, e;
-	int r, j;
-
-	for (j = 0; j < w->n; j++)
-		w->out[j].at = w->out[j].end = 0;
-	if (members_open(&m, s, n, i) < 0)
-		return 0;
-	while ((r = members_key(&m, &k, &ke)) == 1) {
-		for (j = 0; j < w->n; j++)
-			if (str_eq(s + k, ke - k, w->names[j].s, w->names[j].n))
-				break;
-		if (j < w->n && w->out[j].at)
-			return 0;
-		if (j < w->n && w->sub && w->sub[j] && m.i < n && s[m.i] == '{')
-			e = find(s, n, m.i, w->sub[j], sp);
-		else
-			e = skip_member(s, n, m.i, sp);
-		if (e == 0)
-			return 0;
-		if (j < w->n) {
-			w->out[j].at = m.i;
-			w->out[j].end = e;
-		}
-		m.i = e;
-	}
-	return r == 0 ? m.i : 0;
+	return str_eq(d->js + pool[i].start, (size_t)(pool[i].end - pool[i].start), lit, ln);
 }
 
-/* What a found value is: 0 absent or null, '"' string, '{' object, '[' array, 'p' other. */
-static int kind(const char *s, const struct val *v)
+/* The first byte of token i's value as written: '"' for a string. */
+static int tok_kind(const struct doc *d, int i)
 {
-	if (!v->at || s[v->at] == 'n')
-		return 0;
-	if (s[v->at] == '"' || s[v->at] == '{' || s[v->at] == '[')
-		return s[v->at];
-	return 'p';
+	return pool[i].type == JSMN_STRING ? '"' : d->js[pool[i].start];
 }
 
-/* A found string value into out[0..cap); -1 if it is not a string or does not fit. */
-static int val_copy(const char *s, const struct val *v, char *out, size_t cap)
+/* The path of a member for a reason: path, path[idx], path.name or path[idx].name. */
+static void where(char *out, size_t cap, const char *path, int idx, const char *name)
 {
-	if (kind(s, v) != '"')
-		return -1;
-	return str_copy(s + v->at + 1, v->end - v->at - 2, out, cap);
+	int k = snprintf(out, cap, "%s", path);
+
+	if (idx >= 0 && k >= 0 && (size_t)k < cap)
+		k += snprintf(out + k, cap - (size_t)k, "[%d]", idx);
+	if (name && k >= 0 && (size_t)k < cap)
+		snprintf(out + k, cap - (size_t)k, ".%s", name);
 }
 
-/* A parsed document: the text and its tokens in the pool. */
-struct doc {
-	const char *js;
-	const jsmntok_t *t;
-	int n;
-};
-
-/*
- * Tokenizes js[0..len), which must be exactly one JSON value of type want (whitespace aside).
- * jsmn is lenient about structure, so the tree it built is checked here: an object's children
- * are keys with one value each, nothing hangs off a primitive or a plain string, and every
- * primitive is a JSON literal or number. Commas are the one thing left unchecked.
- */
-static int parse(struct doc *d, const char *js, size_t len, jsmntype_t want)
+/* Token i is not of kind want ('"', '{', '['): -1, with the reason. */
+static int wrong(const struct doc *d, int i, int want, const char *path, int idx, const char *name)
 {
-	jsmn_parser p;
-	size_t e;
-	int r;
+	char w[128];
 
-	if (len > INT_MAX)
-		return -1;
-	jsmn_init(&p);
-	r = jsmn_parse(&p, js, len, pool, JSON_TOKENS);
-	if (r < 1 || pool[0].type != want)
-		return -1;
-	for (e = (size_t)pool[0].end; e < len && is_ws((unsigned char)js[e]); e++)
-		;
-	if (e != len)
-		return -1;
-	d->js = js;
-	d->t = pool;
-	d->n = (int)p.toknext;
-	for (int i = 1; i < d->n; i++) {
-		const jsmntok_t *t = &pool[i];
-		if (t->parent < 0)
-			return -1;
-		jsmntype_t up = pool[t->parent].type;
-		if (up == JSMN_OBJECT) {
-			if (t->type != JSMN_STRING || t->size != 1)
-				return -1;
-		} else if (up == JSMN_PRIMITIVE) {
-			return -1;
-		} else if (t->type == JSMN_STRING && t->size != 0) {
-			return -1;
-		}
-		if (t->type == JSMN_PRIMITIVE && !prim_ok(js + t->start, (size_t)(t->end - t->start)))
-			return -1;
-	}
-	return 0;
-}
-
-/* The index just past the value at i and everything inside it. */
-static int skip(const struct doc *d, int i)
-{
-	int end = d->t[i].end;
-
-	for (i++; i < d->n && d->t[i].start < end; i++)
-		;
-	return i;
-}
-
-static int is_type(const struct doc *d, int i, jsmntype_t type)
-{
-	return i >= 0 && d->t[i].type == type;
+	where(w, sizeof w, path, idx, name);
+	return text_fail(d->why, d->whylen, "%s is %s, not %s (byte %zu)", w, what(tok_kind(d, i)), what(want),
+	    d->base + (size_t)pool[i].start);
 }
 
 static int is_null(const struct doc *d, int i)
 {
-	return is_type(d, i, JSMN_PRIMITIVE) && d->js[d->t[i].start] == 'n';
-}
-
-static int tok_eq(const struct doc *d, int i, const char *lit, size_t ln)
-{
-	return str_eq(d->js + d->t[i].start, (size_t)(d->t[i].end - d->t[i].start), lit, ln);
-}
-
-static int tok_copy(const struct doc *d, int i, char *out, size_t cap)
-{
-	if (!is_type(d, i, JSMN_STRING))
-		return -1;
-	return str_copy(d->js + d->t[i].start, (size_t)(d->t[i].end - d->t[i].start), out, cap);
+	return pool[i].type == JSMN_PRIMITIVE && d->js[pool[i].start] == 'n';
 }
 
 /*
- * Finds the values of names[0..nn) in the object at o: at[j] is the token of the value of
- * names[j], or -1. Returns -1 when one of them appears twice: the API server's decoder keeps
- * the last and a first-wins reader the first, and we never act on a guess between them.
+ * Finds names[0..nn) among the members of the object at token o (path[idx]): at[j] is the token
+ * of the value of names[j], or -1. A name written twice is refused, or with first_wins its
+ * first kept. A NULL name is not looked for.
  */
-static int lookup(const struct doc *d, int o, const struct name *names, int nn, int *at)
+static int lookup(const struct doc *d, int o, const struct name *names, int nn, int *at, int first_wins,
+    const char *path, int idx)
 {
 	int k = o + 1;
 
 	for (int j = 0; j < nn; j++)
 		at[j] = -1;
-	for (int m = 0; m < d->t[o].size; m++) {
+	for (int m = 0; m < pool[o].size; m++, k = skip(d, k + 1)) {
 		for (int j = 0; j < nn; j++) {
-			if (tok_eq(d, k, names[j].s, names[j].n)) {
-				if (at[j] >= 0)
-					return -1;
+			if (!tok_eq(d, k, names[j].s, names[j].n))
+				continue;
+			if (at[j] < 0) {
 				at[j] = k + 1;
-				break;
+			} else if (!first_wins) {
+				char w[128];
+				where(w, sizeof w, path, idx, names[j].s);
+				return text_fail(d->why, d->whylen, "%s appears twice (byte %zu)", w,
+				    d->base + (size_t)pool[k].start);
 			}
 		}
-		k = skip(d, k + 1);
 	}
 	return 0;
 }
 
-/* An optional member: absent or null -> 0, the wanted type -> 1, anything else -> -1. */
-static int optional(const struct doc *d, int i, jsmntype_t type)
+static const char *const member_path[JSON_MEMBERS] = {
+	"metadata", "spec", "status", "metadata.name", "metadata.uid", "metadata.resourceVersion",
+	"metadata.labels", "metadata.annotations", "", "", "", "", "spec.taints", "status.conditions",
+};
+
+/*
+ * Tokenizes member j of the item when it is present and not null: 1, with d set and its one
+ * token checked to be of kind want; 0 when absent or null; -1 otherwise.
+ */
+static int member(struct doc *d, const struct json_item *it, int j, int want)
 {
-	if (i < 0 || is_null(d, i))
+	const struct json_span *sp = &it->m[j];
+
+	if (!sp->at || it->p[sp->at] == 'n')
 		return 0;
-	return is_type(d, i, type) ? 1 : -1;
+	if (it->p[sp->at] != want)
+		return text_fail(d->why, d->whylen, "%s is %s, not %s (byte %zu)", member_path[j], what(it->p[sp->at]),
+		    what(want), sp->at);
+	return tokenize(d, it->p + sp->at, sp->end - sp->at, sp->at, member_path[j]) < 0 ? -1 : 1;
+}
+
+/* A string member of metadata into out[0..cap): present, not empty, without NUL, fitting. */
+static int read_id(const struct json_item *it, int j, char *out, size_t cap, char *why, size_t whylen)
+{
+	const struct json_span *sp = &it->m[j];
+	const char *v = it->p + sp->at;
+
+	out[0] = '\0';
+	if (!sp->at || *v == 'n')
+		return text_fail(why, whylen, "%s is missing", member_path[j]);
+	if (*v != '"')
+		return text_fail(why, whylen, "%s is %s, not a string (byte %zu)", member_path[j], what(*v), sp->at);
+	if (sp->end - sp->at == 2)
+		return text_fail(why, whylen, "%s is empty (byte %zu)", member_path[j], sp->at);
+	if (str_copy(v + 1, sp->end - sp->at - 2, out, cap) < 0) {
+		out[0] = '\0';
+		return text_fail(why, whylen, "%s is longer than %zu bytes or holds a NUL (byte %zu)", member_path[j],
+		    cap - 1, sp->at);
+	}
+	return 0;
+}
+
+static int tok_is(const struct doc *d, int i, const char *lit, size_t ln)
+{
+	return i >= 0 && pool[i].type == JSMN_STRING && tok_eq(d, i, lit, ln);
+}
+#define TOK_IS(d, i, lit) tok_is(d, i, lit, sizeof lit - 1)
+
+/* Whether the string member j of the item is present and decodes to lit. */
+static int span_is(const struct json_item *it, int j, const char *lit, size_t ln)
+{
+	const struct json_span *sp = &it->m[j];
+	return sp->at && sp->end - sp->at >= 2 && str_eq(it->p + sp->at + 1, sp->end - sp->at - 2, lit, ln);
+}
+
+/* Labels and annotations: the scanner noted the keys looked for and any value not a string. */
+static int read_maps(const struct json_item *it, const struct node_keys *k, struct node_facts *f, char *why,
+    size_t whylen)
+{
+	const char *key[] = { NODE_LABEL_CONTROL_PLANE, NODE_LABEL_ETCD, k ? k->prune_label : "", k ? k->annotation : "" };
+
+	for (int j = 0; j < 2; j++) {
+		const struct json_span *sp = &it->m[JSON_LABELS + j];
+		int c = sp->at ? it->p[sp->at] : 'n';
+		if (c != '{' && c != 'n')
+			return text_fail(why, whylen, "%s is %s, not an object (byte %zu)", member_path[JSON_LABELS + j], what(c), sp->at);
+		if (it->not_string[j])
+			return text_fail(why, whylen, "%s holds %s, not a string (byte %zu)", member_path[JSON_LABELS + j],
+			    what(it->p[it->not_string[j]]), it->not_string[j]);
+	}
+	for (int m = 0; m < 4; m++)
+		if (it->twice >> (JSON_CONTROL_PLANE + m) & 1)
+			return text_fail(why, whylen, "%s.%s appears twice", m < 3 ? "metadata.labels" : "metadata.annotations", key[m]);
+	f->control_plane = it->m[JSON_CONTROL_PLANE].at != 0;
+	f->etcd = it->m[JSON_ETCD].at != 0;
+	f->etcd_voter = span_is(it, JSON_ETCD, "true", 4);
+	f->removable = span_is(it, JSON_PRUNE, "true", 4);
+	f->has_annotations = it->m[JSON_ANNOTATIONS].at && it->p[it->m[JSON_ANNOTATIONS].at] == '{';
+	f->our_annotation = it->m[JSON_OURS].at != 0;
+	return 0;
+}
+
+/* The elements of the array at token 0 must be objects; each is looked up for names. */
+static int element(const struct doc *d, int el, int m, const struct name *names, int nn, int *at,
+    const char *path)
+{
+	if (pool[el].type != JSMN_OBJECT)
+		return wrong(d, el, '{', path, m, NULL);
+	if (lookup(d, el, names, nn, at, 0, path, m) < 0)
+		return -1;
+	/* the first name is the one whose value must be a string when present */
+	if (at[0] >= 0 && pool[at[0]].type != JSMN_STRING)
+		return wrong(d, at[0], '"', path, m, names[0].s);
+	return 0;
+}
+
+static int read_taints(struct doc *d, struct node_facts *f)
+{
+	static const struct name names[] = { NAME("key") };
+	int at[1];
+
+	f->has_taints = 1;
+	for (int m = 0, el = 1; m < pool[0].size; m++, el = skip(d, el)) {
+		if (element(d, el, m, names, 1, at, "spec.taints") < 0)
+			return -1;
+		if (f->oos_taint < 0 && TOK_IS(d, at[0], NODE_TAINT_KEY))
+			f->oos_taint = m;
+	}
+	return 0;
+}
+
+static int64_t rfc3339(const char *s, size_t n);
+
+static int read_conditions(struct doc *d, struct node_facts *f)
+{
+	static const struct name names[] = { NAME("type"), NAME("status"), NAME("lastTransitionTime") };
+	int at[3], ready = -1;
+	char when[64];
+
+	for (int m = 0, el = 1; m < pool[0].size; m++, el = skip(d, el)) {
+		if (element(d, el, m, names, 3, at, "status.conditions") < 0)
+			return -1;
+		if (!TOK_IS(d, at[0], "Ready"))
+			continue;
+		/* Two Ready conditions: which one the API server meant is a guess. */
+		if (ready >= 0)
+			return text_fail(d->why, d->whylen, "status.conditions[%d] is a second Ready condition, after [%d] (byte %zu)",
+			    m, ready, d->base + (size_t)pool[el].start);
+		ready = m;
+		if (at[1] < 0)
+			return text_fail(d->why, d->whylen, "status.conditions[%d].status is missing (byte %zu)", m,
+			    d->base + (size_t)pool[el].start);
+		if (pool[at[1]].type != JSMN_STRING)
+			return wrong(d, at[1], '"', "status.conditions", m, "status");
+		f->ready = TOK_IS(d, at[1], "True") ? NODE_READY_TRUE : TOK_IS(d, at[1], "False") ? NODE_READY_FALSE :
+		    TOK_IS(d, at[1], "Unknown") ? NODE_READY_UNKNOWN : NODE_READY_NONE;
+		if (at[2] >= 0 && !is_null(d, at[2]) && pool[at[2]].type != JSMN_STRING)
+			return wrong(d, at[2], '"', "status.conditions", m, "lastTransitionTime");
+		int len = at[2] >= 0 && pool[at[2]].type == JSMN_STRING ?
+		    str_copy(d->js + pool[at[2]].start, (size_t)(pool[at[2]].end - pool[at[2]].start), when, sizeof when) : -1;
+		f->ready_since = len > 0 ? rfc3339(when, (size_t)len) : -1;
+	}
+	return 0;
 }
 
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned dd)
@@ -741,334 +1136,42 @@ static int64_t rfc3339(const char *s, size_t n)
 }
 
 /*
- * The next member of the object walked by m, whose values must all be strings: 1 with the key
- * body s[*k..*ke) and the value body s[*v..*ve), 0 after the closing '}', -1 if malformed, if a
- * value is not a string, or past (JSON_TOKENS - 1) / 2 members (*count): the bound the token
- * pool set when jsmn read these objects (1 + 2 tokens a member), kept so the same nodes are read.
+ * One item to its facts: the scanner located its members and checked their grammar; here each
+ * is checked for its type, and taints and conditions are tokenized, one at a time.
  */
-static int str_member(struct members *m, int *count, size_t *k, size_t *ke, size_t *v, size_t *ve)
+int json_node_facts(const struct json_item *it, const struct node_keys *k, struct node_facts *f,
+    char *why, size_t whylen)
 {
-	int r = members_key(m, k, ke);
-	size_t e;
+	struct doc d = { .why = why, .whylen = whylen };
+	int r;
 
-	if (r <= 0)
-		return r;
-	if (++*count > (JSON_TOKENS - 1) / 2)
-		return -1;
-	if (m->i >= m->n || m->s[m->i] != '"' || (e = skip_string(m->s, m->n, m->i)) == 0)
-		return -1;
-	*v = m->i + 1;
-	*ve = e - 1;
-	m->i = e;
-	return 1;
-}
-
-/* Labels and annotations are walked with the full grammar here, not tokenized: most nodes' largest members. */
-static int read_labels(const char *s, const struct val *o, const struct node_keys *k, struct node_facts *f)
-{
-	size_t lp = k && k->prune_label ? strlen(k->prune_label) : 0;
-	size_t lcp = sizeof NODE_LABEL_CONTROL_PLANE - 1, le = sizeof NODE_LABEL_ETCD - 1;
-	int seen_cp = 0, seen_etcd = 0, seen_prune = 0, count = 0, r;
-	size_t ks, ke, vs, ve;
-	struct members m;
-
-	if (members_open(&m, s, o->end, o->at) < 0)
-		return -1;
-	while ((r = str_member(&m, &count, &ks, &ke, &vs, &ve)) == 1) {
-		if (str_eq(s + ks, ke - ks, NODE_LABEL_CONTROL_PLANE, lcp)) {
-			if (seen_cp++)
-				return -1;
-			f->control_plane = 1;
-		}
-		if (str_eq(s + ks, ke - ks, NODE_LABEL_ETCD, le)) {
-			if (seen_etcd++)
-				return -1;
-			f->etcd = 1;
-			f->etcd_voter = str_eq(s + vs, ve - vs, "true", 4);
-		}
-		if (lp && str_eq(s + ks, ke - ks, k->prune_label, lp)) {
-			if (seen_prune++)
-				return -1;
-			f->removable = str_eq(s + vs, ve - vs, "true", 4);
-		}
-	}
-	return r == 0 && m.i == o->end ? 0 : -1;
-}
-
-static int read_annotations(const char *s, const struct val *o, const struct node_keys *k, struct node_facts *f)
-{
-	size_t la = k && k->annotation ? strlen(k->annotation) : 0;
-	size_t ks, ke, vs, ve;
-	struct members m;
-	int count = 0, r;
-
-	if (members_open(&m, s, o->end, o->at) < 0)
-		return -1;
-	while ((r = str_member(&m, &count, &ks, &ke, &vs, &ve)) == 1) {
-		if (la && str_eq(s + ks, ke - ks, k->annotation, la)) {
-			if (f->our_annotation)
-				return -1;
-			f->our_annotation = 1;
-		}
-	}
-	return r == 0 && m.i == o->end ? 0 : -1;
-}
-
-static int read_taints(const struct doc *d, int a, struct node_facts *f)
-{
-	static const struct name names[] = { NAME("key") };
-	int el = a + 1, at[1];
-
-	f->has_taints = 1;
-	f->ntaints = d->t[a].size;
-	for (int m = 0; m < d->t[a].size; m++, el = skip(d, el)) {
-		if (!is_type(d, el, JSMN_OBJECT) || lookup(d, el, names, 1, at) < 0)
-			return -1;
-		if (at[0] < 0)
-			continue;
-		if (!is_type(d, at[0], JSMN_STRING))
-			return -1;
-		if (f->oos_taint < 0 && tok_eq(d, at[0], NODE_TAINT_KEY, sizeof NODE_TAINT_KEY - 1))
-			f->oos_taint = m;
-	}
-	return 0;
-}
-
-static int read_conditions(const struct doc *d, int a, struct node_facts *f)
-{
-	static const struct name names[] = { NAME("type"), NAME("status"), NAME("lastTransitionTime") };
-	int el = a + 1, at[3], found = 0;
-	char when[64];
-
-	for (int m = 0; m < d->t[a].size; m++, el = skip(d, el)) {
-		if (!is_type(d, el, JSMN_OBJECT) || lookup(d, el, names, 3, at) < 0)
-			return -1;
-		if (at[0] < 0)
-			continue;
-		if (!is_type(d, at[0], JSMN_STRING))
-			return -1;
-		if (!tok_eq(d, at[0], "Ready", 5))
-			continue;
-		/* Two Ready conditions: which one the API server meant is a guess. */
-		if (found++)
-			return -1;
-		if (!is_type(d, at[1], JSMN_STRING))
-			return -1;
-		if (tok_eq(d, at[1], "True", 4))
-			f->ready = NODE_READY_TRUE;
-		else if (tok_eq(d, at[1], "False", 5))
-			f->ready = NODE_READY_FALSE;
-		else if (tok_eq(d, at[1], "Unknown", 7))
-			f->ready = NODE_READY_UNKNOWN;
-		if (optional(d, at[2], JSMN_STRING) < 0)
-			return -1;
-		int len = is_type(d, at[2], JSMN_STRING) ? tok_copy(d, at[2], when, sizeof when) : -1;
-		f->ready_since = len > 0 ? rfc3339(when, (size_t)len) : -1;
-	}
-	return 0;
-}
-
-/* Walks the elements of an array with the full grammar. */
-struct elems {
-	const char *s;
-	size_t n, i;
-	int first;
-};
-
-/* Starts inside the array s[v->at..v->end); -1 if it is not one. */
-static int elems_open(struct elems *a, const char *s, const struct val *v)
-{
-	a->s = s;
-	a->n = v->end;
-	a->i = v->at + 1;
-	a->first = 1;
-	return s[v->at] == '[' ? 0 : -1;
-}
-
-/* 1 with a->i at the next element, 0 after the closing ']' (a->i just past it), -1 if malformed. */
-static int elems_next(struct elems *a)
-{
-	size_t i = skip_ws(a->s, a->n, a->i);
-
-	if (i < a->n && a->s[i] == ']') {
-		a->i = i + 1;
-		return 0;
-	}
-	if (!a->first) {
-		if (i == a->n || a->s[i] != ',')
-			return -1;
-		i = skip_ws(a->s, a->n, i + 1);
-	}
-	a->first = 0;
-	a->i = i;
-	return 1;
-}
-
-/*
- * The object at s[*i], inside s[0..n), if every value in it is a string: the value bodies of
- * names[j] in s[vs[j]..ve[j]) (vs[j] 0 when absent), *i just past it, *tokens counting what jsmn
- * would use for it. Returns 1, or 0 for anything else (not an object, another value type, a name
- * twice, malformed): then the caller asks jsmn, which decides those cases as it always has.
- */
-static int flat_object(const char *s, size_t n, size_t *i, const struct name *names, int nn,
-    size_t *vs, size_t *ve, size_t *tokens)
-{
-	struct members m;
-	size_t k, ke, e;
-	int r, j;
-
-	for (j = 0; j < nn; j++)
-		vs[j] = ve[j] = 0;
-	if (members_open(&m, s, n, *i) < 0)
-		return 0;
-	++*tokens;
-	while ((r = members_key(&m, &k, &ke)) == 1) {
-		if (m.i >= n || s[m.i] != '"' || (e = skip_string(s, n, m.i)) == 0)
-			return 0;
-		*tokens += 2;
-		for (j = 0; j < nn; j++)
-			if (str_eq(s + k, ke - k, names[j].s, names[j].n))
-				break;
-		if (j < nn) {
-			if (vs[j])
-				return 0;
-			vs[j] = m.i + 1;
-			ve[j] = e - 1;
-		}
-		m.i = e;
-	}
-	*i = m.i;
-	return r == 0;
-}
-
-/*
- * read_taints without jsmn, for taints as the API server writes them: objects whose values are
- * all strings, within the pool's bound. Returns 1 with f set as read_taints sets it, or 0 having
- * changed nothing: then jsmn reads them (every other case, refusals included, is decided there).
- */
-static int flat_taints(const char *s, const struct val *v, struct node_facts *f)
-{
-	static const struct name names[] = { NAME("key") };
-	size_t vs[1], ve[1], tokens = 1;
-	struct elems a;
-	int r, count = 0, oos = -1;
-
-	if (v->end - v->at > INT_MAX || elems_open(&a, s, v) < 0)
-		return 0;
-	while ((r = elems_next(&a)) == 1) {
-		if (!flat_object(s, v->end, &a.i, names, 1, vs, ve, &tokens) || tokens > JSON_TOKENS)
-			return 0;
-		if (vs[0] && oos < 0 && str_eq(s + vs[0], ve[0] - vs[0], NODE_TAINT_KEY, sizeof NODE_TAINT_KEY - 1))
-			oos = count;
-		count++;
-	}
-	if (r < 0 || skip_ws(s, v->end, a.i) != v->end)
-		return 0;
-	f->has_taints = 1;
-	f->ntaints = count;
-	f->oos_taint = oos;
-	return 1;
-}
-
-/* read_conditions without jsmn, on the same terms as flat_taints. */
-static int flat_conditions(const char *s, const struct val *v, struct node_facts *f)
-{
-	static const struct name names[] = { NAME("type"), NAME("status"), NAME("lastTransitionTime") };
-	size_t vs[3], ve[3], tokens = 1;
-	struct elems a;
-	int r, found = 0, ready = NODE_READY_NONE, len;
-	int64_t since = -1;
-	char when[64];
-
-	if (v->end - v->at > INT_MAX || elems_open(&a, s, v) < 0)
-		return 0;
-	while ((r = elems_next(&a)) == 1) {
-		if (!flat_object(s, v->end, &a.i, names, 3, vs, ve, &tokens) || tokens > JSON_TOKENS)
-			return 0;
-		if (!vs[0] || !str_eq(s + vs[0], ve[0] - vs[0], "Ready", 5))
-			continue;
-		if (found++ || !vs[1])
-			return 0;
-		if (str_eq(s + vs[1], ve[1] - vs[1], "True", 4))
-			ready = NODE_READY_TRUE;
-		else if (str_eq(s + vs[1], ve[1] - vs[1], "False", 5))
-			ready = NODE_READY_FALSE;
-		else if (str_eq(s + vs[1], ve[1] - vs[1], "Unknown", 7))
-			ready = NODE_READY_UNKNOWN;
-		len = vs[2] ? str_copy(s + vs[2], ve[2] - vs[2], when, sizeof when) : -1;
-		since = len > 0 ? rfc3339(when, (size_t)len) : -1;
-	}
-	if (r < 0 || skip_ws(s, v->end, a.i) != v->end)
-		return 0;
-	f->ready = ready;
-	f->ready_since = since;
-	return 1;
-}
-
-/* Tokenizes the found value v, which must be of type want. */
-static int read_val(const char *s, const struct val *v, jsmntype_t want, struct doc *d)
-{
-	return parse(d, s + v->at, v->end - v->at, want);
-}
-
-/*
- * One Node object to its facts. One pass of the member scanner walks the object, its
- * metadata, spec and status with the full grammar and passes over every other value
- * (managedFields, images: most of a node's bytes) with the bracket scanner, or, for the item
- * the list splitter is handing to item(), by the ends it noted while scanning it; labels and
- * annotations are walked by the member scanner too, and so are taints and conditions made of
- * objects of strings (flat_taints, flat_conditions); jsmn tokenizes any other taints or
- * conditions. The pool's bound holds for all four (str_member and flat_object count), not the node.
- */
-int json_node_facts(const char *obj, size_t len, const struct node_keys *k, struct node_facts *f)
-{
-	static const struct name top[] = { NAME("metadata"), NAME("spec"), NAME("status") };
-	static const struct name in_meta[] = { NAME("name"), NAME("uid"), NAME("resourceVersion"), NAME("labels"),
-		NAME("annotations") };
-	static const struct name in_spec[] = { NAME("taints") };
-	static const struct name in_status[] = { NAME("conditions") };
-	struct val tv[3], mv[5], sv[1], cv[1];
-	const struct want meta = { in_meta, 5, mv, NULL };
-	const struct want spec = { in_spec, 1, sv, NULL };
-	const struct want status = { in_status, 1, cv, NULL };
-	const struct want *const subs[] = { &meta, &spec, &status };
-	const struct want node = { top, 3, tv, subs };
-	const struct json_list *sp = NULL;
-	struct doc d;
-	size_t end;
-	int t;
-
-	if (handed && obj == handed->buf && len == handed->len && !handed->skipping)
-		sp = handed;
 	memset(f, 0, sizeof *f);
 	f->ready = NODE_READY_NONE;
 	f->ready_since = -1;
 	f->oos_taint = -1;
-	end = find(obj, len, skip_ws(obj, len, 0), &node, sp);
-	if (end == 0 || skip_ws(obj, len, end) != len || kind(obj, &tv[0]) != '{')
-		return -1;
+	if (!it->p)
+		return text_fail(why, whylen, "its object is %zu bytes, more than the buffer holds", it->len);
+	for (int j = 0; j < JSON_MEMBERS; j++)
+		if ((it->twice >> j & 1) && member_path[j][0])
+			return text_fail(why, whylen, "%s appears twice", member_path[j]);
+	const char *meta = it->m[JSON_METADATA].at ? it->p + it->m[JSON_METADATA].at : "n";
+	if (*meta != '{' && *meta != 'n')
+		return text_fail(why, whylen, "metadata is %s, not an object (byte %zu)", what(*meta), it->m[JSON_METADATA].at);
 	/* Read first: the name of a node refused for what follows still helps the log line. */
-	if (val_copy(obj, &mv[0], f->name, sizeof f->name) <= 0) {
-		f->name[0] = '\0';
+	if (read_id(it, JSON_NAME, f->name, sizeof f->name, why, whylen) < 0 ||
+	    read_id(it, JSON_UID, f->uid, sizeof f->uid, why, whylen) < 0 ||
+	    read_id(it, JSON_RV, f->rv, sizeof f->rv, why, whylen) < 0)
 		return -1;
+	if (read_maps(it, k, f, why, whylen) < 0)
+		return -1;
+	for (int j = JSON_SPEC; j <= JSON_STATUS; j++) {
+		const char *v = it->m[j].at ? it->p + it->m[j].at : "n";
+		if (*v != '{' && *v != 'n')
+			return text_fail(why, whylen, "%s is %s, not an object (byte %zu)", member_path[j], what(*v), it->m[j].at);
 	}
-	if (val_copy(obj, &mv[1], f->uid, sizeof f->uid) <= 0 || val_copy(obj, &mv[2], f->rv, sizeof f->rv) <= 0)
+	if ((r = member(&d, it, JSON_TAINTS, '[')) < 0 || (r && read_taints(&d, f) < 0))
 		return -1;
-	/* a value that is not of the type wanted is refused; null counts as absent */
-	if (kind(obj, &mv[3]) && read_labels(obj, &mv[3], k, f) < 0)
-		return -1;
-	f->has_annotations = kind(obj, &mv[4]) != 0;
-	if (f->has_annotations && read_annotations(obj, &mv[4], k, f) < 0)
-		return -1;
-	if ((t = kind(obj, &tv[1])) != 0 && t != '{')
-		return -1;
-	if (t && kind(obj, &sv[0]) && !flat_taints(obj, &sv[0], f) &&
-	    (read_val(obj, &sv[0], JSMN_ARRAY, &d) < 0 || read_taints(&d, 0, f) < 0))
-		return -1;
-	if ((t = kind(obj, &tv[2])) != 0 && t != '{')
-		return -1;
-	if (t && kind(obj, &cv[0]) && !flat_conditions(obj, &cv[0], f) &&
-	    (read_val(obj, &cv[0], JSMN_ARRAY, &d) < 0 || read_conditions(&d, 0, f) < 0))
+	if ((r = member(&d, it, JSON_CONDITIONS, '[')) < 0 || (r && read_conditions(&d, f) < 0))
 		return -1;
 	return 0;
 }
@@ -1077,513 +1180,28 @@ int json_node_facts(const char *obj, size_t len, const struct node_keys *k, stru
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
 {
 	static const struct name names[] = { NAME("reason"), NAME("message") };
-	struct doc d;
+	char why[160];
+	struct doc d = { .why = why, .whylen = sizeof why };
 	int at[2];
+	size_t b = 0, bad;
 
 	if (rlen)
 		reason[0] = '\0';
 	if (mlen)
 		msg[0] = '\0';
+	while (b < len && is_ws((unsigned char)body[b]))
+		b++;
+	if (json_check(body, len, &bad, why, sizeof why) < 0 || b == len || body[b] != '{' ||
+	    tokenize(&d, body + b, len - b, b, "the Status") < 0)
+		return -1;
 	/* Duplicates only blur a log line here, so take the first rather than lose the text. */
-	if (parse(&d, body, len, JSMN_OBJECT) < 0)
-		return -1;
-	at[0] = at[1] = -1;
-	for (int m = 0, key = 1; m < d.t[0].size; m++, key = skip(&d, key + 1))
-		for (int j = 0; j < 2; j++)
-			if (at[j] < 0 && tok_eq(&d, key, names[j].s, names[j].n))
-				at[j] = key + 1;
-	if (is_type(&d, at[0], JSMN_STRING))
-		str_log(body + d.t[at[0]].start, (size_t)(d.t[at[0]].end - d.t[at[0]].start), reason, rlen);
-	if (is_type(&d, at[1], JSMN_STRING))
-		str_log(body + d.t[at[1]].start, (size_t)(d.t[at[1]].end - d.t[at[1]].start), msg, mlen);
+	lookup(&d, 0, names, 2, at, 1, "", -1);
+	if (at[0] >= 0 && pool[at[0]].type == JSMN_STRING)
+		str_log(d.js + pool[at[0]].start, (size_t)(pool[at[0]].end - pool[at[0]].start), reason, rlen);
+	if (at[1] >= 0 && pool[at[1]].type == JSMN_STRING)
+		str_log(d.js + pool[at[1]].start, (size_t)(pool[at[1]].end - pool[at[1]].start), msg, mlen);
 	return 0;
 }
-
-/*
- * The list splitter. Outside the items it follows the grammar of objects and arrays byte by
- * byte (the envelope is a few hundred bytes; its bare literals are scanned, not validated); inside an item, or a value it skips, it only tracks strings, escapes
- * and brackets, in tight loops, and copies the item's bytes a run at a time.
- */
-enum {
-	L_START,      /* before the top-level '{' */
-	L_KEY0,       /* after '{': a key or '}' */
-	L_KEY,        /* after ',': a key */
-	L_KEYSTR,     /* inside a key */
-	L_COLON,
-	L_VALUE,
-	L_AFTER,      /* after a member: ',' or '}' */
-	L_CONTSTR,    /* inside metadata.continue */
-	L_PRIM,       /* inside a number or literal that is skipped */
-	L_ITEMS0,     /* after "items":[ : an item or ']' */
-	L_ITEM,       /* after ',' in items: an item */
-	L_ITEMSAFTER, /* after an item: ',' or ']' */
-	L_RAW,        /* inside an item or a skipped string, object or array */
-	L_DONE,       /* after the top-level '}' */
-	L_FAILED      /* malformed, or stopped by item() */
-};
-enum { RS_VAL, RS_STR, RS_ESC, RS_HEX };
-enum { W_TOP, W_META };
-enum { K_OTHER, K_ITEMS, K_META, K_CONT };
-
-/* Records why the body was refused (a longer reason is cut; it is only a log line). */
-static int fail(struct json_list *l, size_t at, const char *why)
-{
-	snprintf(l->err, sizeof l->err, "malformed node list at byte %zu: %s", l->off + at, why);
-	l->st = L_FAILED;
-	return -1;
-}
-
-/* A container opens at p[i], at item depth d + 1: noted while the table has room. */
-static void note_span(struct json_list *l, unsigned d, size_t i)
-{
-	if (l->nspans == JSON_SPANS) {
-		l->span_open[d] = -1;
-		return;
-	}
-	l->spans[l->nspans].at = i + l->span_base;
-	l->spans[l->nspans].end = 0;
-	l->span_open[d] = l->nspans++;
-}
-
-/*
- * Scans a raw value from p[*ip] on. Returns 1 when it ended (*ip just past its last byte),
- * 0 when the input ran out first, -1 when malformed.
- */
-static int scan_raw(struct json_list *l, const unsigned char *p, size_t n, size_t *ip)
-{
-	size_t i = *ip;
-	int depth = l->depth, c, r = 0;
-	uint64_t arrays = l->arrays;
-	/* depth - span_depth is 0 or 1 where a container opens at item depth 1 or 2 (see note_span) */
-	int span_depth = l->in_item ? l->raw_base + 1 : INT_MIN / 2;
-	unsigned sd;
-
-	for (;;) {
-		switch (l->rs) {
-		case RS_VAL:
-		val:
-			while (i < n && !raw_cls[p[i]])
-				i++;
-			if (i == n)
-				goto out;
-			c = p[i++];
-			if (c == '"') {
-				/* Most strings end in this piece without an escape: finish them here. */
-				i = string_run(p, n, i);
-				if (i < n && p[i] == '"') {
-					i++;
-					if (depth == l->raw_base) {
-						r = 1;
-						goto out;
-					}
-					goto val;
-				}
-				l->rs = RS_STR;
-			} else if (c == '{' || c == '[') {
-				if (depth >= DEPTH_MAX) {
-					r = fail(l, i - 1, "nested deeper than 64");
-					goto out;
-				}
-				if (c == '[')
-					arrays |= 1ull << depth;
-				if ((sd = (unsigned)(depth - span_depth)) < 2)
-					note_span(l, sd, i - 1);
-				depth++;
-				goto val;
-			} else {
-				depth--;
-				if ((c == ']') != ((arrays >> depth & 1) != 0)) {
-					r = fail(l, i - 1, "brackets do not match");
-					goto out;
-				}
-				arrays &= ~(1ull << depth);
-				if ((sd = (unsigned)(depth - span_depth)) < 2 && l->span_open[sd] >= 0)
-					l->spans[l->span_open[sd]].end = i + l->span_base;
-				if (depth == l->raw_base) {
-					r = 1;
-					goto out;
-				}
-				goto val;
-			}
-			break;
-		case RS_STR:
-			i = string_run(p, n, i);
-			if (i == n)
-				goto out;
-			c = p[i++];
-			if (c == '\\') {
-				l->rs = RS_ESC;
-			} else if (c == '"') {
-				l->rs = RS_VAL;
-				if (depth == l->raw_base) {
-					r = 1;
-					goto out;
-				}
-			} else {
-				r = fail(l, i - 1, "control character inside a string");
-				goto out;
-			}
-			break;
-		case RS_ESC:
-			if (i == n)
-				goto out;
-			c = p[i++];
-			if (c == 'u') {
-				l->hex = 0;
-				l->rs = RS_HEX;
-			} else if (simple_escape(c) >= 0) {
-				l->rs = RS_STR;
-			} else {
-				r = fail(l, i - 1, "bad escape in a string");
-				goto out;
-			}
-			break;
-		case RS_HEX:
-			for (; l->hex < 4 && i < n; l->hex++, i++) {
-				if (text_hexval(p[i]) < 0) {
-					r = fail(l, i, "bad \\u escape in a string");
-					goto out;
-				}
-			}
-			if (l->hex < 4)
-				goto out;
-			l->rs = RS_STR;
-			break;
-		}
-	}
-out:
-	l->depth = depth;
-	l->arrays = arrays;
-	*ip = i;
-	return r;
-}
-
-/*
- * One byte of an envelope string (a key, or metadata.continue), decoded into out[0..cap).
- * Returns 1 at the closing quote, 0 to go on, -1 if malformed. What does not fit is dropped
- * and sets l->full.
- */
-static int env_byte(struct json_list *l, int c, char *out, size_t *len, size_t cap)
-{
-	unsigned char u[8];
-	int k = 0, end = 0;
-
-	if (l->esc >= 2) {
-		int h = text_hexval(c);
-		if (h < 0)
-			return -1;
-		l->u = l->u << 4 | (uint32_t)h;
-		if (++l->esc < 6)
-			return 0;
-		l->esc = 0;
-		uint32_t cp = l->u;
-		if (l->hi && cp >= 0xdc00 && cp < 0xe000) {
-			cp = 0x10000 + ((l->hi - 0xd800) << 10) + (cp - 0xdc00);
-			l->hi = 0;
-		}
-		/* A surrogate that is not half of a pair is U+FFFD, as Go's decoder makes it. */
-		if (l->hi)
-			k = put_utf8(0xfffd, u);
-		l->hi = 0;
-		if (cp >= 0xd800 && cp < 0xdc00)
-			l->hi = cp;
-		else
-			k += put_utf8(cp >= 0xdc00 && cp < 0xe000 ? 0xfffd : cp, u + k);
-	} else {
-		int byte = c;
-		if (l->esc == 1) {
-			if (c == 'u') {
-				l->esc = 2;
-				l->u = 0;
-				return 0;
-			}
-			if ((byte = simple_escape(c)) < 0)
-				return -1;
-			l->esc = 0;
-		} else if (c == '\\') {
-			l->esc = 1;
-			return 0;
-		} else if (c == '"') {
-			end = 1;
-		} else if (c < 0x20) {
-			return -1;
-		}
-		if (l->hi)
-			k = put_utf8(0xfffd, u);
-		l->hi = 0;
-		if (!end)
-			u[k++] = (unsigned char)byte;
-	}
-	if ((size_t)k > cap - *len) {
-		l->full = 1;
-		return end;
-	}
-	memcpy(out + *len, u, (size_t)k);
-	*len += (size_t)k;
-	return end;
-}
-
-/* Appends k bytes of the current item, or only counts them once it no longer fits. */
-static void keep(struct json_list *l, const char *s, size_t k)
-{
-	l->size += k;
-	if (l->skipping)
-		return;
-	if (k > l->cap - l->len) {
-		l->skipping = 1;
-		return;
-	}
-	memcpy(l->buf + l->len, s, k);
-	l->len += k;
-}
-
-/* Sets up a list splitter over the caller's item buffer. */
-void json_list_init(struct json_list *l, char *buf, size_t cap, json_item_fn item, void *ctx)
-{
-	memset(l, 0, sizeof *l);
-	l->buf = buf;
-	l->cap = cap;
-	l->item = item;
-	l->ctx = ctx;
-	l->st = L_START;
-}
-
-/* Closes an object of the envelope at p[i]. */
-static void close_object(struct json_list *l)
-{
-	l->depth--;
-	if (l->where == W_META) {
-		l->where = W_TOP;
-		l->st = L_AFTER;
-	} else {
-		l->st = L_DONE;
-	}
-}
-
-static void open_raw(struct json_list *l, int rs, int item)
-{
-	l->raw_base = l->depth;
-	l->rs = rs;
-	l->in_item = item;
-	l->st = L_RAW;
-	if (rs == RS_VAL)
-		l->depth++; /* an object: arrays bit stays 0 */
-}
-
-/* Feeds the next n bytes of the body. */
-int json_list_feed(struct json_list *l, const char *p, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)p;
-	const struct json_list *prev;
-	size_t i = 0, mark = 0;
-	int c, r;
-
-	if (l->st == L_FAILED)
-		return -1;
-	while (i < n) {
-		if (l->st == L_RAW) {
-			l->span_base = l->size - mark; /* wraps; offsets come out right mod 2^N */
-			r = scan_raw(l, u, n, &i);
-			if (r < 0)
-				return -1;
-			if (r == 0)
-				break;
-			if (!l->in_item) {
-				l->st = L_AFTER;
-				continue;
-			}
-			keep(l, p + mark, i - mark);
-			l->nitems++;
-			l->st = L_ITEMSAFTER;
-			prev = handed;
-			handed = l;
-			r = l->item(l->ctx, l->skipping ? NULL : l->buf, l->skipping ? l->size : l->len);
-			handed = prev;
-			if (r != 0) {
-				snprintf(l->err, sizeof l->err, "stopped at item %d by the caller", l->nitems);
-				l->st = L_FAILED;
-				return r;
-			}
-			continue;
-		}
-		c = u[i];
-		switch (l->st) {
-		case L_START:
-			if (c == '{') {
-				l->depth = 1;
-				l->where = W_TOP;
-				l->st = L_KEY0;
-			} else if (!is_ws(c)) {
-				return fail(l, i, "the body is not a JSON object");
-			}
-			break;
-		case L_KEY0:
-		case L_KEY:
-			if (c == '"') {
-				l->keylen = 0;
-				l->esc = l->full = 0;
-				l->hi = 0;
-				l->st = L_KEYSTR;
-			} else if (c == '}' && l->st == L_KEY0) {
-				close_object(l);
-			} else if (!is_ws(c)) {
-				return fail(l, i, "expected a key");
-			}
-			break;
-		case L_KEYSTR:
-			r = env_byte(l, c, l->key, &l->keylen, sizeof l->key);
-			if (r < 0) {
-				return fail(l, i, "bad escape in a key");
-			} else if (r == 1) {
-				/* A key too long for l->key is none of the few looked for. */
-				size_t k = l->full ? 0 : l->keylen;
-				l->key_is = K_OTHER;
-				if (l->where == W_TOP && k == 5 && memcmp(l->key, "items", 5) == 0)
-					l->key_is = K_ITEMS;
-				else if (l->where == W_TOP && k == 8 && memcmp(l->key, "metadata", 8) == 0)
-					l->key_is = K_META;
-				else if (l->where == W_META && k == 8 && memcmp(l->key, "continue", 8) == 0)
-					l->key_is = K_CONT;
-				l->st = L_COLON;
-			}
-			break;
-		case L_COLON:
-			if (c == ':')
-				l->st = L_VALUE;
-			else if (!is_ws(c))
-				return fail(l, i, "expected ':'");
-			break;
-		case L_VALUE:
-			if (is_ws(c))
-				break;
-			if (l->key_is == K_ITEMS) {
-				if (l->seen & 1)
-					return fail(l, i, "items appears twice");
-				if (c != '[')
-					return fail(l, i, "items is not an array");
-				l->seen |= 1;
-				l->arrays |= 1ull << l->depth;
-				l->depth++;
-				l->st = L_ITEMS0;
-			} else if (l->key_is == K_META) {
-				if (l->seen & 2)
-					return fail(l, i, "metadata appears twice");
-				if (c != '{')
-					return fail(l, i, "metadata is not an object");
-				l->seen |= 2;
-				l->depth++;
-				l->where = W_META;
-				l->st = L_KEY0;
-			} else if (l->key_is == K_CONT) {
-				if (l->seen & 4)
-					return fail(l, i, "metadata.continue appears twice");
-				if (c != '"')
-					return fail(l, i, "metadata.continue is not a string");
-				l->seen |= 4;
-				l->contlen = 0;
-				l->esc = l->full = 0;
-				l->hi = 0;
-				l->st = L_CONTSTR;
-			} else if (c == '"') {
-				open_raw(l, RS_STR, 0);
-			} else if (c == '{' || c == '[') {
-				open_raw(l, RS_VAL, 0);
-				if (c == '[')
-					l->arrays |= 1ull << l->raw_base;
-			} else if (c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n') {
-				l->st = L_PRIM;
-			} else {
-				return fail(l, i, "expected a value");
-			}
-			break;
-		case L_CONTSTR:
-			r = env_byte(l, c, l->cont, &l->contlen, JSON_CONTINUE_MAX);
-			if (l->full)
-				return fail(l, i, "metadata.continue is longer than 4096 bytes");
-			if (r < 0)
-				return fail(l, i, "bad escape in metadata.continue");
-			if (r == 1) {
-				l->cont[l->contlen] = '\0';
-				if (strlen(l->cont) != l->contlen)
-					return fail(l, i, "metadata.continue holds a NUL");
-				l->st = L_AFTER;
-			}
-			break;
-		case L_PRIM:
-			if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '.' || c == '+' ||
-			    c == '-' || c == 'E')
-				break;
-			l->st = L_AFTER;
-			continue; /* this byte belongs to what follows */
-		case L_AFTER:
-			if (c == ',')
-				l->st = L_KEY;
-			else if (c == '}')
-				close_object(l);
-			else if (!is_ws(c))
-				return fail(l, i, "expected ',' or '}'");
-			break;
-		case L_ITEMS0:
-		case L_ITEM:
-			if (c == '{') {
-				open_raw(l, RS_VAL, 1);
-				l->len = l->size = 0;
-				l->skipping = 0;
-				l->nspans = 0;
-				mark = i;
-			} else if (c == ']' && l->st == L_ITEMS0) {
-				l->depth--;
-				l->arrays &= ~(1ull << l->depth);
-				l->st = L_AFTER;
-			} else if (!is_ws(c)) {
-				return fail(l, i, "an element of items is not an object");
-			}
-			break;
-		case L_ITEMSAFTER:
-			if (c == ',') {
-				l->st = L_ITEM;
-			} else if (c == ']') {
-				l->depth--;
-				l->arrays &= ~(1ull << l->depth);
-				l->st = L_AFTER;
-			} else if (!is_ws(c)) {
-				return fail(l, i, "expected ',' or ']' after an item");
-			}
-			break;
-		case L_DONE:
-			if (!is_ws(c))
-				return fail(l, i, "garbage after the end of the node list");
-			break;
-		}
-		i++;
-	}
-	if (l->st == L_RAW && l->in_item)
-		keep(l, p + mark, n - mark);
-	l->off += n;
-	return 0;
-}
-
-/* After the last byte. */
-int json_list_end(struct json_list *l)
-{
-	if (l->st == L_FAILED)
-		return -1;
-	if (l->st != L_DONE) {
-		int in_list = (l->st == L_RAW && l->in_item) || l->st == L_ITEMS0 || l->st == L_ITEM ||
-		    l->st == L_ITEMSAFTER;
-		strcpy(l->err, l->st == L_START ? "body was empty" : in_list ?
-		    "body ended inside the node list" : "body ended before the node list was complete");
-		l->st = L_FAILED;
-		return -1;
-	}
-	if (!(l->seen & 1)) {
-		strcpy(l->err, "body has no items array: not a node list");
-		l->st = L_FAILED;
-		return -1;
-	}
-	return 0;
-}
-
 /* The writer. */
 void json_buf_init(struct json_buf *b, char *p, size_t cap)
 {

@@ -1,6 +1,8 @@
 /*
- * Reading Node lists and objects with jsmn, and writing small JSON documents.
- * The caller owns every buffer; nothing here allocates.
+ * Reading Kubernetes JSON strictly and without allocating, and writing small JSON documents.
+ * One notion of valid JSON (RFC 8259, strings valid UTF-8 without lone surrogates, nesting at
+ * most JSON_DEPTH_MAX): the scanner below checks it for every byte it is fed; jsmn then
+ * tokenizes only the parts a reader needs. The caller owns every buffer.
  */
 #ifndef JSON_H
 #define JSON_H
@@ -9,87 +11,129 @@
 #include <stdint.h>
 #include "node.h"
 
-/*
- * Reads one Node object (obj[0..len), a complete JSON object) into *f.
- * Returns 0, or -1 when the text is not valid JSON, when labels, annotations, spec.taints or
- * status.conditions has more tokens than the fixed pool (JSON_TOKENS), or when it lacks
- * metadata.name, metadata.uid or metadata.resourceVersion (or one is longer than its field in
- * struct node_facts). The object, metadata, spec and status are read with the full grammar;
- * values never read (managedFields, images, ...) are only checked for well-formed strings and
- * matching brackets (nesting at most 64), which is how they are passed over fast.
- * Also -1 (the node is unreadable, nothing may be done to it): a member it reads that has the
- * wrong type (metadata, spec, status, labels, annotations not objects; taints, conditions not
- * arrays; a label or annotation value, a taint key, a condition's type or status not a string),
- * a key it reads that appears twice in one object, or two Ready conditions. A member that is
- * null counts as absent. Keys and values are compared after unescaping.
- * Ready's status other than True, False, Unknown is NODE_READY_NONE; a lastTransitionTime
- * that is absent, null or not RFC 3339 is ready_since -1.
- * On -1, f->name holds the name when it could be read, else "".
- * The token pool (JSON_TOKENS * 20 bytes) is static: not reentrant. It holds the largest one of
- * those four members (a k3s node's largest, its conditions, uses about 70 tokens; 16384 is
- * some 8000 labels), so a node's size is bounded by the caller's buffer, not by the pool.
- */
-#define JSON_TOKENS 16384
-int json_node_facts(const char *obj, size_t len, const struct node_keys *k, struct node_facts *f);
+#define JSON_DEPTH_MAX 64
+#define JSON_CONTINUE_MAX 4096
+#define JSON_KEY_MAX 320 /* a label key is at most 317 bytes */
 
 /*
- * Splits a NodeList body, fed as it arrives in pieces of any size, into its items.
- * Each complete element of the top-level "items" array is copied into the caller's buffer
- * and handed to item() as soon as it closes; the bytes are dropped after it returns. An element
- * longer than the buffer is skipped (the scan goes on) and reported, when it closes, with
- * obj == NULL and len = its whole size. Elements must be objects.
- * metadata.continue is kept in cont, unescaped ("" when absent); one longer than
- * JSON_CONTINUE_MAX bytes is an error. The list's metadata may come before or after items.
- * Strings, escapes and brackets are checked everywhere; the grammar of objects and arrays is
- * checked outside the items (each item is checked when json_node_facts reads it), but a bare
- * number, true, false or null there is only scanned to its end, not validated: nothing in the
- * envelope but "items" and "continue" is used. Nesting is bounded at 64.
- * json_node_facts, called from item() on exactly (obj, len) unchanged, passes over the item's
- * nested members by where the splitter saw them end instead of scanning them again.
- * Memory: the struct (about 5.3 KB) and the caller's buffer; nothing else.
+ * The members of a Node the scanner notes, as spans of its item (at 0: absent, at is where the
+ * value starts, end just past it), and where they were looked for. Nothing else is located:
+ * managedFields, images and the rest are only checked.
  */
-#define JSON_CONTINUE_MAX 4096
-#define JSON_SPANS 64
-typedef int (*json_item_fn)(void *ctx, const char *obj, size_t len);
+enum json_member {
+	JSON_METADATA, JSON_SPEC, JSON_STATUS,                          /* in the Node */
+	JSON_NAME, JSON_UID, JSON_RV, JSON_LABELS, JSON_ANNOTATIONS,    /* in metadata */
+	JSON_CONTROL_PLANE, JSON_ETCD, JSON_PRUNE, /* in labels: NODE_LABEL_CONTROL_PLANE, NODE_LABEL_ETCD, keys->prune_label */
+	JSON_OURS,                                 /* in annotations: keys->annotation */
+	JSON_TAINTS,                               /* in spec */
+	JSON_CONDITIONS,                           /* in status */
+	JSON_MEMBERS
+};
+struct json_span {
+	size_t at, end;
+};
+
+/*
+ * One element of a NodeList's items, as the scanner hands it over: its bytes p[0..len) in the
+ * caller's buffer, or p NULL when it was larger than the buffer (len is then its size), and
+ * where the members above lie in it. Valid only during the item() call.
+ */
+struct json_item {
+	const char *p;
+	size_t len;
+	int index;                          /* its place in items, from 1 */
+	struct json_span m[JSON_MEMBERS];
+	unsigned twice;                     /* bit j: member j appeared twice in its object */
+	size_t not_string[2];               /* the first value in labels [0], annotations [1] that is no string; 0 none */
+};
+typedef int (*json_item_fn)(void *ctx, const struct json_item *it);
+
+/*
+ * Reads one item into *f. Returns 0, or -1 with one line in why[0..whylen) saying which member,
+ * what was wrong and at what byte of the item, e.g. "status.conditions[2].status is a number,
+ * not a string (byte 8123)". The node is unreadable (nothing may be done to it) when:
+ * it was larger than the buffer; it lacks metadata.name, metadata.uid or
+ * metadata.resourceVersion, or one is empty, holds a NUL or is longer than its field in
+ * struct node_facts; a member it reads has the wrong type (metadata, spec, status, labels,
+ * annotations not objects; taints, conditions not arrays, their elements not objects; a label or
+ * annotation value, a taint key, a condition's type or status not a string); a key it reads
+ * appears twice in one object (the API server's decoder keeps the last, a first-wins reader the
+ * first: we never act on a guess between them); there are two Ready conditions; or taints or
+ * conditions need more than JSON_TOKENS tokens (about 5000 taints). k must be the keys the
+ * list was scanned for.
+ * A member that is null counts as absent. Keys and values are compared after unescaping (a key
+ * longer than JSON_KEY_MAX bytes as written is none of those looked for).
+ * Ready's status other than True, False, Unknown is NODE_READY_NONE; a lastTransitionTime that
+ * is absent, null or not RFC 3339 is ready_since -1. On -1, f->name holds the name when it
+ * could be read, else "".
+ * The token pool (JSON_TOKENS * 20 bytes) is static, in json.c: one reader at a time. Only the
+ * pages a node's largest member needs are touched (a k3s node: under 100 tokens).
+ */
+#define JSON_TOKENS 16384
+int json_node_facts(const struct json_item *it, const struct node_keys *k, struct node_facts *f,
+    char *why, size_t whylen);
+
+/*
+ * The scanner: splits a NodeList body, fed as it arrives in pieces of any size, into its items,
+ * checking every byte against the grammar (an error anywhere, inside an item too, fails the
+ * list), and noting in each item the members json_node_facts reads, the label and annotation
+ * keys of keys among them. Each element of the top-level "items" array (it must be an object) is
+ * copied into the caller's buffer and handed to item() when it closes; an element longer than
+ * the buffer is checked to its end and handed over with p NULL.
+ * metadata.continue is kept in cont, unescaped ("" when absent); one longer than
+ * JSON_CONTINUE_MAX bytes as written is an error, and so are items or metadata.continue
+ * appearing twice or of the wrong type. The list's metadata may come before or after items.
+ * Memory: the struct (about 5 KB) and the caller's buffer; nothing else. keys (NULL: none) must
+ * stay valid while the list is fed.
+ */
 struct json_list {
 	char *buf;                /* caller's buffer for one item */
-	size_t cap, len;
+	size_t cap;
 	json_item_fn item;
 	void *ctx;
 	char cont[JSON_CONTINUE_MAX + 1];
-	int nitems;               /* items handed to item() so far, including skipped ones */
-	char err[128];            /* why feed or end failed */
-	/* scanner state, private */
-	int st, where, key_is, seen, rs, raw_base, in_item, skipping, depth, hex, esc, full;
-	uint64_t arrays;          /* bit d: the container at depth d + 1 is an array */
-	uint32_t u, hi;           /* \u escape being read; pending high surrogate */
-	size_t size, keylen, contlen, off;
-	char key[16];
-	/*
-	 * Where each object or array opening at depth 1 or 2 of the current item (managedFields,
-	 * images, ...) starts and ends in it, in the order they open; the first JSON_SPANS only.
-	 */
-	struct { size_t at, end; } spans[JSON_SPANS];
-	int nspans, span_open[2]; /* span_open[d]: the open one at item depth d + 1, or -1 */
-	size_t span_base;         /* item offset minus chunk index, while this chunk is scanned */
+	int nitems;               /* items handed to item() so far, including oversized ones */
+	char err[160];            /* why feed or end failed */
+	const char *reason;       /* the same, without where */
+	size_t err_at;            /* the byte of the body where it failed */
+	/* private: where the scan is */
+	int st, sub, depth, key, capture, full, esc, seen, in_item, skipping;
+	unsigned char array[JSON_DEPTH_MAX + 1]; /* [d]: the container at depth d is an array */
+	uint32_t u;               /* the \u escape being read */
+	const char *lit;          /* the literal being read */
+	size_t off, size, mark, caplen;
+	unsigned char kind[6];    /* what the container at depth d < 6 is */
+	unsigned short memb[6];   /* and what its member being read is */
+	char keybuf[JSON_KEY_MAX]; /* a key of the envelope or of an item's first levels, as written */
+	const char *look[4];      /* the keys looked for in labels and annotations, and their lengths */
+	size_t looklen[4];
+	struct json_item it;
 };
-void json_list_init(struct json_list *l, char *buf, size_t cap, json_item_fn item, void *ctx);
+void json_list_init(struct json_list *l, char *buf, size_t cap, const struct node_keys *keys,
+    json_item_fn item, void *ctx);
 /*
  * Feeds n bytes. Returns 0, -1 on malformed input (reason and byte offset in l->err), or what
  * item() returned if nonzero (then the list is stopped: later calls return -1).
  */
 int json_list_feed(struct json_list *l, const char *p, size_t n);
 /*
- * After the last byte: 0 if the document was one complete object with an items array, else -1
+ * After the last byte: 0 if the body was one complete object with an items array, else -1
  * (reason in l->err, e.g. "body ended inside the node list").
  */
 int json_list_end(struct json_list *l);
 
 /*
+ * Whether s[0..len) is exactly one valid JSON value (whitespace around it allowed), by the
+ * scanner's grammar. Returns 0, or -1 with the byte where it went wrong in *at (len when the
+ * text ended early) and the reason in why[0..whylen), e.g. "expected ':' after a key".
+ */
+int json_check(const char *s, size_t len, size_t *at, char *why, size_t whylen);
+
+/*
  * Reads a Status object's reason and message (for a refused request), each unescaped and
  * cut at a character boundary to fit its buffer, control characters made spaces so either is
- * safe in one log line. Returns 0 ("" for a member that is absent or not a string), or -1 when
- * the body is not a JSON object (then both are "").
+ * safe in one log line; the first of a key written twice counts. Returns 0 ("" for a member
+ * that is absent or not a string), or -1 when the body is not a valid JSON object (then both "").
  */
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen);
 

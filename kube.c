@@ -323,19 +323,19 @@ struct yield {
 };
 
 /* Reads one item of the list into facts (or a reason it could not be read) and hands them up. */
-static int on_item(void *ctx, const char *obj, size_t len)
+static int on_item(void *ctx, const struct json_item *it)
 {
 	struct yield *y = ctx;
-	char why[128];
+	char why[160];
 
-	if (!obj) {
+	if (!it->p) {
 		memset(&y->f, 0, sizeof y->f);
 		snprintf(why, sizeof why, "its object is over %d KiB (%zu bytes), more than noderecover reads",
-		    KUBE_NODE_MAX / 1024, len);
+		    KUBE_NODE_MAX / 1024, it->len);
 		return y->node(y->ctx, &y->f, why);
 	}
-	if (json_node_facts(obj, len, y->keys, &y->f) < 0)
-		return y->node(y->ctx, &y->f, "not a Node object noderecover understands");
+	if (json_node_facts(it, y->keys, &y->f, why, sizeof why) < 0)
+		return y->node(y->ctx, &y->f, why);
 	return y->node(y->ctx, &y->f, NULL);
 }
 
@@ -378,7 +378,7 @@ static enum kube_result list_pages(struct kube *k, long limit, const struct node
 			text_clean(ct, sizeof ct, r.content_type, strlen(r.content_type), k->token, strlen(k->token));
 			return fail(k, "listing nodes: the server answered with '%s', not JSON", ct);
 		}
-		json_list_init(&l, item, sizeof item, on_item, &y);
+		json_list_init(&l, item, sizeof item, keys, on_item, &y);
 		while ((got = http_read(&k->http, chunk, sizeof chunk)) > 0) {
 			int v = json_list_feed(&l, chunk, (size_t)got);
 			if (v != 0) {

@@ -23,6 +23,7 @@
 #define JSMN_PARENT_LINKS
 #include <jsmn.h>
 
+#include "json.h"
 #include "kubeconfig.h"
 #include "text.h"
 
@@ -666,32 +667,10 @@ static int json_string(struct kc *k, const jsmntok_t *t)
 
 static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-/* A token's bytes including a string's quotes. */
-static size_t tok_lo(const jsmntok_t *t) { return (size_t)t->start - (t->type == JSMN_STRING); }
-static size_t tok_hi(const jsmntok_t *t) { return (size_t)t->end + (t->type == JSMN_STRING); }
-
-/*
- * jsmn does not check what lies between tokens (it takes {"a": 1,} and {"a" 1}): text[from..to)
- * must be white space around exactly sep, or only white space when sep is 0.
- */
-static int json_gap(struct kc *k, size_t from, size_t to, char sep)
-{
-	int seen = 0;
-
-	for (size_t j = from; j < to; j++) {
-		if (is_space(k->text[j]))
-			continue;
-		if (k->text[j] != sep || seen++)
-			return fail(k, json_line(k, (int)j), "not valid JSON");
-	}
-	return sep && !seen ? fail(k, json_line(k, (int)from), "not valid JSON") : 0;
-}
-
 static int json_node(struct kc *k, const jsmntok_t *t, int ntok, int *i, int *out)
 {
 	const jsmntok_t *tk;
 	int n, v, line;
-	size_t prev;
 
 	if (*i >= ntok)
 		return fail(k, 0, "the JSON ends early");
@@ -699,6 +678,7 @@ static int json_node(struct kc *k, const jsmntok_t *t, int ntok, int *i, int *ou
 		return fail(k, json_line(k, t[*i].start), "nested deeper than %d levels", KC_DEPTH_MAX);
 	tk = &t[(*i)++];
 	line = json_line(k, tk->start);
+	/* json_check passed the text: jsmn's tree is the document's, keys and values alternate */
 	switch (tk->type) {
 	case JSMN_STRING:
 		return (*out = json_string(k, tk)) < 0 ? -1 : 0;
@@ -719,32 +699,19 @@ static int json_node(struct kc *k, const jsmntok_t *t, int ntok, int *i, int *ou
 		if ((n = node_new(k, tk->type == JSMN_OBJECT ? KN_MAP : KN_SEQ, line)) < 0)
 			return -1;
 		k->depth++;
-		prev = tok_lo(tk) + 1;
 		for (int j = 0; j < tk->size; j++) {
 			const char *key = NULL;
-			if (*i >= ntok)
-				return fail(k, line, "the JSON ends early");
-			if (json_gap(k, prev, tok_lo(&t[*i]), j ? ',' : 0))
-				return -1;
 			if (tk->type == JSMN_OBJECT) {
-				int kn;
-				if (t[*i].type != JSMN_STRING || t[*i].size != 1 || *i + 1 >= ntok)
-					return fail(k, line, "an object member is not \"key\": value");
-				if (json_gap(k, tok_hi(&t[*i]), tok_lo(&t[*i + 1]), ':'))
-					return -1;
-				if ((kn = json_string(k, &t[(*i)++])) < 0)
+				int kn = json_string(k, &t[(*i)++]);
+				if (kn < 0)
 					return -1;
 				key = k->nodes[kn].str;
 			}
-			const jsmntok_t *vt = &t[*i];
 			if (json_node(k, t, ntok, i, &v))
 				return -1;
-			prev = tok_hi(vt);
 			node_add(k, n, v, key);
 		}
 		k->depth--;
-		if (json_gap(k, prev, tok_hi(tk) - 1, 0))
-			return -1;
 		*out = n;
 		return 0;
 	default:
@@ -752,49 +719,33 @@ static int json_node(struct kc *k, const jsmntok_t *t, int ntok, int *i, int *ou
 	}
 }
 
+/* The text is checked by json.c's grammar, the one notion of valid JSON here, then tokenized. */
 static int parse_json(struct kc *k, int *root)
 {
 	jsmn_parser p;
 	jsmntok_t *t;
-	int n, i = 0, r;
+	char why[96];
+	size_t at;
+	int n, i = 0;
 
+	k->pos = 0, k->line = 1;
+	if (json_check(k->text, k->len, &at, why, sizeof why) < 0) {
+		if (at >= k->len)
+			return fail(k, 0, "the JSON ends early (a truncated file?)");
+		return fail(k, json_line(k, (int)at), "not valid JSON: %s", why);
+	}
 	jsmn_init(&p);
 	n = jsmn_parse(&p, k->text, k->len, NULL, 0);
-	if (n == JSMN_ERROR_PART)
-		return fail(k, 0, "the JSON ends early (a truncated file?)");
-	if (n < 0) {
-		k->pos = 0, k->line = 1;
-		return fail(k, json_line(k, (int)p.pos), "not valid JSON");
-	}
-	if (!(t = calloc((size_t)n + 1, sizeof *t)))
-		return fail(k, 0, "out of memory");
+	if (n < 1 || !(t = calloc((size_t)n, sizeof *t)))
+		return fail(k, 0, n < 1 ? "not valid JSON" : "out of memory");
 	jsmn_init(&p);
-	r = jsmn_parse(&p, k->text, k->len, t, (unsigned)n + 1);
-	k->pos = 0, k->line = 1;
-	if (r < 0) {
+	if (jsmn_parse(&p, k->text, k->len, t, (unsigned)n) != n || t[0].type != JSMN_OBJECT) {
 		free(t);
-		/* jsmn counts tokens in an unclosed object; only this pass sees it is cut short */
-		if (r == JSMN_ERROR_PART)
-			return fail(k, 0, "the JSON ends early (a truncated file?)");
-		return fail(k, json_line(k, (int)p.pos), "not valid JSON");
+		return fail(k, 0, "the JSON is not an object");
 	}
-	if (r != n || t[0].type != JSMN_OBJECT) {
-		free(t);
-		return fail(k, 0, "not valid JSON");
-	}
-	if (json_node(k, t, n, &i, root)) {
-		free(t);
-		return -1;
-	}
-	for (size_t j = (size_t)t[0].end; j < k->len; j++) {
-		if (!is_space(k->text[j])) {
-			free(t);
-			k->pos = 0, k->line = 1;
-			return fail(k, json_line(k, (int)j), "text after the JSON object");
-		}
-	}
+	int r = json_node(k, t, n, &i, root);
 	free(t);
-	return i == n ? 0 : fail(k, 0, "not valid JSON");
+	return r;
 }
 
 /* ---- base64 and files ---- */

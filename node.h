@@ -1,6 +1,7 @@
 /*
  * The facts about one Node that the decisions need, and nothing else.
- * json.c fills a struct node_facts from a Node object; policy.c reads it.
+ * json.c fills a struct node_facts from a Node object, looking for the keys in struct
+ * node_keys; policy.c reads it.
  * Fixed size, so a pass keeps a known amount of memory per node it acts on.
  */
 #ifndef NODE_H
@@ -25,7 +26,7 @@ enum node_ready {
 	NODE_READY_UNKNOWN
 };
 
-/* The configurable keys the facts are read under. Both must stay valid while used. */
+/* The configurable keys a Node is read for. Both must stay valid while used; NULL: not looked for. */
 struct node_keys {
 	const char *prune_label;  /* label whose value "true" marks a node removable */
 	const char *annotation;   /* annotation that marks the out-of-service taint as ours */
@@ -38,7 +39,6 @@ struct node_facts {
 	enum node_ready ready;
 	int64_t ready_since;            /* Ready's lastTransitionTime, Unix seconds; -1 if absent */
 	int has_taints;                 /* spec.taints exists */
-	int ntaints;                    /* its length */
 	int oos_taint;                  /* index of the first taint keyed NODE_TAINT_KEY, -1 if none */
 	int has_annotations;            /* metadata.annotations exists */
 	int our_annotation;             /* it holds our annotation key */

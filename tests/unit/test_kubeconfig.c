@@ -429,9 +429,12 @@ static void t_refused_json(void)
 {
 	check(refused("{\"current-context\": \"x\",}", "not valid JSON", NULL));
 	check(refused("{\"current-context\": \"x\"", "ends early", NULL));
-	check(refused("{\"current-context\": \"x\"} {\"a\": 1}", "text after the JSON object", NULL));
-	check(refused("{\"current-context\": \"x\" \"contexts\"}", "not \"key\": value", NULL));
-	check(refused("{\"current-context\" \"x\"}", "not \"key\": value", NULL));
+	check(refused("{\"current-context\": \"x\"} {\"a\": 1}", "not valid JSON: text after the end of the document", NULL));
+	check(refused("{\"current-context\": \"x\" \"contexts\"}", "not valid JSON: expected ',' or '}' after a member", NULL));
+	check(refused("{\"current-context\" \"x\"}", "not valid JSON: expected ':' after a key", NULL));
+	check(refused("{\"current-context\": \"\\ud800\"}", "not valid JSON: a high surrogate without its low half", NULL));
+	check(refused("{\"current-context\": \"a\tb\"}", "not valid JSON: a control character in a string", NULL));
+	check(refused("{\"a\": 01, \"current-context\": \"x\"}", "not valid JSON: a number with a leading zero", NULL));
 	check(refused("{\"a\": [1 2], \"current-context\": \"x\"}", "not valid JSON", NULL));
 	check(refused("{\"a\": [1,, 2], \"current-context\": \"x\"}", "not valid JSON", NULL));
 	check(refused("{\"a\": [1, 2,]}", "not valid JSON", NULL));

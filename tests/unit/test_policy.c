@@ -74,7 +74,6 @@ static void node_from_row(const struct row *r, struct node_facts *f)
 	f->ready = r->ready;
 	f->ready_since = r->unknown_for >= 0 ? NOW - r->unknown_for : -1;
 	f->has_taints = r->oos;
-	f->ntaints = r->oos;
 	f->oos_taint = r->oos ? 0 : -1;
 	f->has_annotations = r->ours;
 	f->our_annotation = r->ours;
