@@ -458,16 +458,6 @@ static enum kube_result change(struct kube *k, const char *method, const struct 
 	return refused(k, what, &r);
 }
 
-/* Why a request body could not be written: json.c refuses a string that is not UTF-8. */
-static enum kube_result unwritable(struct kube *k, const char *what, const struct node_facts *f)
-{
-	if (!kube_name_ok(f->name))
-		return fail(k, "not a node name, not put into a path");
-	if (!text_utf8_ok(f->rv, strlen(f->rv)) || !text_utf8_ok(f->uid, strlen(f->uid)))
-		return fail(k, "%s for %s: its resourceVersion or uid is not valid UTF-8", what, f->name);
-	return fail(k, "%s for %s too long", what, f->name);
-}
-
 /* The guard every patch starts with: act only on the node as it was listed. */
 static void test_rv(struct json_buf *b, const struct node_facts *f)
 {
@@ -507,7 +497,7 @@ enum kube_result kube_taint(struct kube *k, const struct node_facts *f, const ch
 		json_raw(&b, "\"}}]");
 	}
 	if ((n = json_buf_end(&b)) < 0)
-		return unwritable(k, "patch", f);
+		return fail(k, "patch for %s too long", f->name);
 	return change(k, "PATCH", f, "application/json-patch+json", body, (size_t)n);
 }
 
@@ -534,7 +524,7 @@ enum kube_result kube_clear(struct kube *k, const struct node_facts *f, const ch
 	}
 	json_raw(&b, "]");
 	if ((n = json_buf_end(&b)) < 0)
-		return unwritable(k, "patch", f);
+		return fail(k, "patch for %s too long", f->name);
 	return change(k, "PATCH", f, "application/json-patch+json", body, (size_t)n);
 }
 
@@ -553,6 +543,6 @@ enum kube_result kube_delete(struct kube *k, const struct node_facts *f)
 	json_str(&b, f->rv);
 	json_raw(&b, "}}");
 	if ((n = json_buf_end(&b)) < 0)
-		return unwritable(k, "delete options", f);
+		return fail(k, "delete options for %s too long", f->name);
 	return change(k, "DELETE", f, "application/json", body, (size_t)n);
 }
