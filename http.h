@@ -1,47 +1,32 @@
 /*
- * HTTP/1.1 over TLS 1.2 (BearSSL). One connection, reused while the server keeps it alive.
- * Knows nothing of Kubernetes. The caller owns every buffer; nothing here allocates after
- * http_tls_load, which copies the start-up certificates and key once.
+ * HTTP/1.1 over TLS 1.2 (tls.c). One connection, reused while the server keeps it alive; every
+ * wait bounded by a deadline on the monotonic clock and cut short by a stop flag. Knows nothing
+ * of Kubernetes or of media types. The caller owns every buffer; nothing here allocates.
  */
 #ifndef HTTP_H
 #define HTTP_H
 
+#include <signal.h>
 #include <stddef.h>
-#include <bearssl.h>
+#include "tls.h"
 
 /* Limits that keep a hostile or broken server from costing memory or time. */
 #define HTTP_HEAD_MAX 16384          /* status line plus headers */
-#define HTTP_CONNECT_TIMEOUT_MS 10000
-#define HTTP_IO_TIMEOUT_MS 30000     /* longest wait for any byte */
-#define HTTP_MAX_TAS 32              /* CA certificates */
-#define HTTP_MAX_CHAIN 4             /* client certificate chain */
+#define HTTP_CHUNK_LINE_MAX 1024     /* a chunk-size line: zeros, spaces and extensions included */
 #define HTTP_MAX_HEADERS 100         /* header lines in one response head */
-#define HTTP_LEAF_MAX 8192           /* server certificate kept for the iPAddress check */
 #define HTTP_DISCARD_MAX 65536       /* body bytes http_discard reads before it closes instead */
+#define HTTP_WAIT_SLICE_MS 1000      /* longest single wait, so the stop flag is seen within it */
 
 /*
- * Certificates and key, decoded once at start-up from PEM text.
- * ca: one or more CERTIFICATE blocks (required). cert/key: the client certificate chain and
- * its private key (EC or RSA; PKCS#8, "EC PRIVATE KEY" or "RSA PRIVATE KEY"), both NULL when
- * the server is reached with a bearer token.
- * Returns 0, or -1 with a one-line reason in err.
+ * The phases of a request, each with its own limit in milliseconds. CONNECT and HANDSHAKE run
+ * from their start; HEAD (the status line and headers) and RESPONSE (everything, to the last
+ * body byte) from the moment the request starts to go out. No phase outlives http_until.
  */
-struct http_tls {
-	br_x509_trust_anchor tas[HTTP_MAX_TAS];
-	size_t ntas;
-	br_x509_certificate chain[HTTP_MAX_CHAIN];
-	size_t nchain;
-	int key_type;                /* 0 none, BR_KEYTYPE_RSA or BR_KEYTYPE_EC */
-	br_rsa_private_key rsa;
-	br_ec_private_key ec;
-	unsigned issuer_key_type;    /* private: key type that signed chain[0] */
-	/* decoded bytes live in one block allocated here, freed by http_tls_free */
-	unsigned char *mem;
-	size_t memlen, memused;
-};
-int http_tls_load(struct http_tls *t, const char *ca, size_t calen, const char *cert, size_t certlen,
-    const char *key, size_t keylen, char *err, size_t errlen);
-void http_tls_free(struct http_tls *t);
+enum http_phase { HTTP_CONNECT, HTTP_HANDSHAKE, HTTP_HEAD, HTTP_RESPONSE, HTTP_PHASES };
+#define HTTP_CONNECT_MS 10000
+#define HTTP_HANDSHAKE_MS 10000
+#define HTTP_HEAD_MS 30000
+#define HTTP_RESPONSE_MS 30000
 
 /* What a response said before its body. */
 struct http_response {
@@ -69,9 +54,8 @@ struct http_parser {
 	int http10;                  /* private: the status line said HTTP/1.0 */
 	int has_cl;                  /* private: a Content-Length header was seen */
 	size_t nlines;               /* private: header lines in this head */
-	size_t extra;                /* private: chunk-extension or trailer bytes seen */
-	int digits;                  /* private: hex digits of the current chunk size */
-	int head_only;               /* a HEAD response or a status without a body */
+	size_t extra;                /* private: bytes of the current chunk-size line, or of the trailers */
+	int sized;                   /* private: the chunk-size line had a digit */
 	int done;                    /* the whole body has been decoded */
 	const char *why;             /* after -1: what was wrong, e.g. "bad chunk size" */
 };
@@ -95,43 +79,29 @@ int http_parse_body(struct http_parser *p, const char *in, size_t inlen, size_t 
 /* The connection closed: returns 1 if that properly ends the body, -1 if the body was cut. */
 int http_parse_eof(struct http_parser *p);
 
-/*
- * Looks in a DER certificate for an iPAddress subjectAltName equal to ip (4 or 16 bytes).
- * Returns 1 when listed, 0 when not (or no subjectAltName), -1 when the DER is malformed.
- * Used during the handshake for IP-literal servers; public so it can be tested.
- */
-int http_cert_has_ip(const unsigned char *der, size_t len, const unsigned char *ip, size_t iplen);
-
-/*
- * Private: BearSSL's minimal X.509 engine wrapped so that, for an IP-literal server, the leaf
- * certificate is kept and checked for an iPAddress subjectAltName (BearSSL checks DNS names only).
- */
-struct http_x509 {
-	const br_x509_class *vtable;
-	br_x509_minimal_context minimal;
-	unsigned char ip[16];        /* the IP to find; iplen 0: a DNS name, BearSSL checks it */
-	size_t iplen;
-	int ncert;                   /* certificates seen in this chain */
-	unsigned char leaf[HTTP_LEAF_MAX];
-	size_t leaflen;
-	int leaf_cut;                /* the leaf was longer than leaf[] */
-	int ip_missing;              /* the chain was trusted but does not list the IP */
-};
 
 /* One connection to one server. Large (it holds BearSSL's buffers): make it static. */
 struct http_conn {
-	const struct http_tls *tls;
 	char host[256];              /* where to connect: DNS name or IP literal (no brackets) */
 	char port[8];
-	char verify_name[256];       /* name or IP checked against the certificate */
-	char where[300];             /* private: "host:port" ("[v6]:port") for Host and messages */
-	int connect_timeout_ms;      /* set to HTTP_CONNECT_TIMEOUT_MS by http_init; may be changed */
-	int io_timeout_ms;           /* set to HTTP_IO_TIMEOUT_MS by http_init; may be changed */
+	char where[300];             /* "host:port" ("[v6]:port") for Host and messages */
+	long limit_ms[HTTP_PHASES];  /* set by http_init (HTTP_*_MS), changed by http_deadline */
+	long long until;             /* no wait past this (http_clock_ms); 0: none */
+	int scale;                   /* private: test-only divisor of every limit (see http_init) */
+	const volatile sig_atomic_t *stop; /* when set and nonzero: give up within HTTP_WAIT_SLICE_MS */
 	int fd;                      /* -1 when closed */
 	int in_body;                 /* a response body is being read */
 	int got_byte;                /* private: a response byte arrived on this attempt */
 	int io_eof, io_errno;        /* private: why the last socket call failed */
-	int io_timeout;              /* after -1: the server stayed silent past a timeout */
+	int phase;                   /* private: the phase being waited for */
+	long long phase_end, phase_ms; /* private: when it must be done, how long it was given */
+	int by_until;                /* private: its end is c->until */
+	long long response_end, response_ms; /* private: the same for the whole response */
+	int response_by_until;       /* private */
+	int expired;                 /* after -1: a deadline passed (the phase is in err) */
+	int stopped;                 /* after -1: the stop flag was seen */
+	unsigned char first[5];      /* private: the first bytes the server sent on this connection */
+	size_t nfirst;
 	struct http_parser parser;
 	char rbuf[4096];             /* private: bytes read, not yet parsed */
 	size_t rpos, rlen;
@@ -139,29 +109,40 @@ struct http_conn {
 	int permanent;               /* after -1: retrying cannot help (certificate refused, TLS
 	                                version or suites not shared, request invalid, garbage
 	                                response head) */
-	/* BearSSL state, private */
-	br_ssl_client_context sc;
-	struct http_x509 x509;       /* private: the verifying engine */
-	br_sslio_context io;
-	unsigned char iobuf[BR_SSL_BUFSIZE_BIDI];
+	br_sslio_context io;         /* private */
+	struct tls_client tls;       /* private: BearSSL's engine and our verifier */
 };
 
 /*
- * Sets where to connect and prepares the TLS engine (tls must outlive c). host may be a DNS
- * name or an IP literal (IPv6 with or without brackets). verify_name NULL or "" means: verify
- * the certificate against host (as a DNS name, or against an iPAddress SAN when host is an IP
- * literal); an IP literal in verify_name is checked the same way. Connects lazily.
- * c must be closed (http_close) before it is initialised again.
+ * Sets where to connect and prepares TLS against creds (which must outlive c). host may be a
+ * DNS name or an IP literal (IPv6 with or without brackets). verify_name NULL or "" means:
+ * verify the certificate against host (a DNS name, or an iPAddress SAN when host is an IP
+ * literal); an IP literal in verify_name is checked the same way. Connects lazily. Every field
+ * is set here, none kept from before; c must be closed (http_close) before it is set again.
+ * Tests only: NODERECOVER_TEST_DEADLINE_SCALE=N in the environment divides every limit by N.
  * Returns 0, or -1 when a name does not fit (c->err says which).
  */
-int http_init(struct http_conn *c, const struct http_tls *tls, const char *host, const char *port,
+int http_init(struct http_conn *c, const struct tls_creds *creds, const char *host, const char *port,
     const char *verify_name);
+/* The monotonic clock, in milliseconds. */
+long long http_clock_ms(void);
+/* http_clock_ms() plus ms, divided as the limits are: for deadlines the caller keeps (http_until). */
+long long http_later(const struct http_conn *c, long ms);
+/* Sets one phase's limit for the requests that follow. */
+void http_deadline(struct http_conn *c, enum http_phase ph, long ms);
+/* Sets (0: clears) the time no wait of the following requests may pass, from http_later. */
+void http_until(struct http_conn *c, long long at);
+/*
+ * Sleeps ms milliseconds unless the stop flag is set or c->until would pass first. Returns 0
+ * after the whole sleep, -1 (c->stopped or c->expired set, c->err saying why) otherwise.
+ */
+int http_sleep(struct http_conn *c, long ms);
 /*
  * Sends one request and reads the response head into *r. headers are extra header lines,
- * each ending "\r\n" (NULL for none); Host, User-Agent, Accept: application/json and, when
- * body is not NULL, Content-Length are added here. method and path are checked for bytes that
- * would split the request. Connects when needed; a reused connection that turns out closed before any
- * response byte is reconnected and the request sent once more.
+ * each ending "\r\n" (NULL for none); Host, User-Agent and, when body is not NULL,
+ * Content-Length are added here. method and path are checked for bytes that would split the
+ * request. Connects when needed; a reused connection that turns out closed before any response
+ * byte is reconnected and the request sent once more (never after a deadline or a stop).
  * Returns 0 (then read the body with http_read until it returns 0), or -1 with c->err set.
  * Never follows a redirect: a 3xx is returned like any status.
  */

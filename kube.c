@@ -141,13 +141,14 @@ int kube_init(struct kube *k, const struct kube_target *t, volatile sig_atomic_t
 	k->stop = stop;
 	if (parse_server(k, host, sizeof host, port, sizeof port) < 0)
 		return text_fail(err, errlen, "server '%.256s' is not https://HOST[:PORT][/PATH]", t->server);
-	if (http_tls_load(&k->tls, t->ca_pem, t->ca_len, t->cert_pem, t->cert_len, t->key_pem,
+	if (tls_load(&k->tls, t->ca_pem, t->ca_len, t->cert_pem, t->cert_len, t->key_pem,
 	    t->key_len, err, errlen) < 0)
 		return -1;
 	if (http_init(&k->http, &k->tls, host, port, t->tls_server_name) < 0) {
 		text_fail(err, errlen, "server name '%.256s' is too long", host);
 		goto failed;
 	}
+	k->http.stop = k->stop;
 	if (t->token) {
 		size_t n = strlen(t->token);
 		if (n > KUBE_TOKEN_MAX || !token_ok(t->token, n)) {
@@ -169,21 +170,8 @@ failed:
 void kube_close(struct kube *k)
 {
 	http_close(&k->http);
-	http_tls_free(&k->tls);
+	tls_free(&k->tls);
 	explicit_bzero(k->token, sizeof k->token);
-}
-
-/* Waits, a second at a time so a stop request is seen. Returns -1 when asked to stop. */
-static int wait_seconds(struct kube *k, long s)
-{
-	for (; s > 0; s--) {
-		if (k->stop && *k->stop)
-			return -1;
-		struct timespec ts = { 1, 0 };
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !(k->stop && *k->stop))
-			;
-	}
-	return k->stop && *k->stop ? -1 : 0;
 }
 
 /*
@@ -203,11 +191,16 @@ static int request(struct kube *k, const char *method, const char *path, const c
 		size_t n = 0;
 		long wait;
 
+		if (k->stop && *k->stop) {
+			fail(k, "stopped before sending %s %s", method, path);
+			return -1;
+		}
 		if (load_token(k, 0) < 0)
 			return -1;
-		headers[0] = '\0';
+		/* JSON is what json.c reads; http.c knows no media type */
+		n = (size_t)snprintf(headers, sizeof headers, "Accept: application/json\r\n");
 		if (k->token[0])
-			n = (size_t)snprintf(headers, sizeof headers, "Authorization: Bearer %s\r\n", k->token);
+			n += (size_t)snprintf(headers + n, sizeof headers - n, "Authorization: Bearer %s\r\n", k->token);
 		if (ctype && n < sizeof headers)
 			n += (size_t)snprintf(headers + n, sizeof headers - n, "Content-Type: %s\r\n", ctype);
 		if (n >= sizeof headers) {
@@ -215,12 +208,17 @@ static int request(struct kube *k, const char *method, const char *path, const c
 			return -1;
 		}
 		if (http_request(&k->http, method, path, headers, body, len, r) < 0) {
+			char reason[sizeof k->http.err];
+			memcpy(reason, k->http.err, sizeof reason);
 			memset(headers, 0, sizeof headers);
 			/* A refused certificate or a garbage answer will not change in a second, and
 			 * a server that let a request time out has had its chance this pass. */
-			if (k->http.permanent || k->http.io_timeout || attempt >= KUBE_RETRIES ||
-			    wait_seconds(k, 1L << attempt) < 0) {
+			if (k->http.permanent || k->http.expired || k->http.stopped || attempt >= KUBE_RETRIES) {
 				fail(k, "%s", k->http.err);
+				return -1;
+			}
+			if (http_sleep(&k->http, 1000L << attempt) < 0) {
+				fail(k, "%s; before that, %.200s", k->http.err, reason);
 				return -1;
 			}
 			continue;
@@ -247,8 +245,11 @@ static int request(struct kube *k, const char *method, const char *path, const c
 		if (wait > KUBE_RETRY_AFTER_MAX)
 			wait = KUBE_RETRY_AFTER_MAX;
 		http_discard(&k->http);
-		if (wait_seconds(k, wait) < 0)
-			return 0;
+		/* a wait that would outlast the request's deadline, or a stop, ends it now */
+		if (http_sleep(&k->http, wait * 1000) < 0) {
+			fail(k, "HTTP %d, asked to wait %lds: %s", r->status, wait, k->http.err);
+			return -1;
+		}
 	}
 }
 
@@ -268,7 +269,7 @@ static enum kube_result failed(struct kube *k, const char *what)
  */
 static enum kube_result refused(struct kube *k, const char *what, const struct http_response *r)
 {
-	char body[BODY_MAX + 1], reason[64], msg[300];
+	char body[BODY_MAX + 1], reason[64], msg[300], said[400], why[100];
 	size_t n = 0;
 	long got;
 	int changed;
@@ -280,14 +281,17 @@ static enum kube_result refused(struct kube *k, const char *what, const struct h
 	if (json_status(body, n, reason, sizeof reason, msg, sizeof msg) < 0 || !msg[0]) {
 		/* Not a Status (a 429's body is plain text): its first line, made printable. */
 		size_t i;
-		for (i = 0; i < n && i < 200 && body[i] != '\n' && body[i] != '\r'; i++)
-			msg[i] = body[i] >= 0x20 && body[i] < 0x7f ? body[i] : '?';
+		for (i = 0; i < n && i < sizeof msg - 1 && body[i] != '\n' && body[i] != '\r'; i++)
+			msg[i] = body[i];
 		msg[i] = '\0';
 		reason[0] = '\0';
 	}
 	changed = r->status == 422 && strcmp(reason, "Invalid") == 0 && strcmp(msg, PATCH_NOT_APPLIED) == 0;
-	fail(k, "%s: HTTP %d%s%s%s%s", what, r->status, reason[0] ? " " : "", reason,
-	    msg[0] ? ": " : "", msg);
+	/* the server's words may echo the token, or be anything but one line of text */
+	text_clean(said, sizeof said, msg, strlen(msg), k->token, strlen(k->token));
+	text_clean(why, sizeof why, reason, strlen(reason), k->token, strlen(k->token));
+	fail(k, "%s: HTTP %d%s%s%s%s", what, r->status, why[0] ? " " : "", why,
+	    said[0] ? ": " : "", said);
 	return changed ? KUBE_CHANGED : KUBE_FAILED;
 }
 
@@ -340,7 +344,7 @@ static int on_item(void *ctx, const struct json_item *it)
 	return y->node(y->ctx, &y->f, NULL);
 }
 
-enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_keys *keys,
+static enum kube_result list_pages(struct kube *k, long limit, const struct node_keys *keys,
     kube_node_fn node, kube_restart_fn restart, void *ctx)
 {
 	static struct json_list l;
@@ -351,7 +355,6 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_k
 	char chunk[READ_CHUNK];
 	int restarted = 0;
 	long pages = 0;
-	time_t deadline = time(NULL) + KUBE_LIST_SECONDS;
 
 	for (;;) {
 		struct http_response r;
@@ -375,18 +378,14 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_k
 		if (r.status != 200)
 			return refused(k, "listing nodes", &r);
 		if (strncmp(r.content_type, "application/json", 16) != 0) {
+			char ct[4 * sizeof r.content_type];
 			http_close(&k->http);
-			return fail(k, "listing nodes: the server answered with '%.40s', not JSON", r.content_type);
+			text_clean(ct, sizeof ct, r.content_type, strlen(r.content_type), k->token, strlen(k->token));
+			return fail(k, "listing nodes: the server answered with '%s', not JSON", ct);
 		}
 		json_list_init(&l, item, sizeof item, keys, on_item, &y);
 		while ((got = http_read(&k->http, chunk, sizeof chunk)) > 0) {
 			int v = json_list_feed(&l, chunk, (size_t)got);
-			/* A server that trickles bytes, or streams a list without end, never trips
-			 * the read timeout: the whole list has a deadline of its own. */
-			if (v == 0 && time(NULL) > deadline) {
-				http_close(&k->http);
-				return fail(k, "reading the node list: not done after %ds", KUBE_LIST_SECONDS);
-			}
 			if (v != 0) {
 				http_close(&k->http);
 				if (v < 0)
@@ -410,6 +409,26 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_k
 			return fail(k, "reading the node list: more than %d pages", KUBE_PAGES_MAX);
 		memcpy(cont, l.cont, sizeof cont);
 	}
+}
+
+/*
+ * A server that trickles bytes, or streams a list without end, must not hold the pass: each
+ * page has a deadline of its own and no page outlives the whole list's.
+ */
+enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_keys *keys,
+    kube_node_fn node, kube_restart_fn restart, void *ctx)
+{
+	long long end = http_later(&k->http, KUBE_LIST_SECONDS * 1000L);
+	enum kube_result res;
+
+	http_deadline(&k->http, HTTP_RESPONSE, KUBE_PAGE_SECONDS * 1000L);
+	http_until(&k->http, end);
+	res = list_pages(k, limit, keys, node, restart, ctx);
+	http_deadline(&k->http, HTTP_RESPONSE, HTTP_RESPONSE_MS);
+	http_until(&k->http, 0);
+	if (res != KUBE_OK && http_clock_ms() >= end)
+		return fail(k, "reading the node list: not done after %ds", KUBE_LIST_SECONDS);
+	return res;
 }
 
 /* Sends one change to a node and sorts the answer. */

@@ -37,12 +37,13 @@ typedef void (*kube_restart_fn)(void *ctx);
 #define KUBE_RETRY_AFTER_MAX 60 /* longest Retry-After honoured, seconds */
 #define KUBE_PAGES_MAX 100000   /* pages of one list: 50 million nodes at the default limit */
 #define KUBE_LIST_SECONDS 600   /* longest a whole list may take to read */
+#define KUBE_PAGE_SECONDS 60    /* longest one page may take, from its request to its last byte */
 #define KUBE_NODE_MAX (256 * 1024) /* largest Node object read; a larger one is unreadable */
 
 /* One connection to the API server. Large: keep it static. Its fields are kube.c's alone. */
 struct kube {
 	struct http_conn http;
-	struct http_tls tls;
+	struct tls_creds tls;
 	const struct kube_target *t;
 	char prefix[512];                 /* path prefix of the server URL, "" for none */
 	char token[KUBE_TOKEN_MAX + 1];   /* never logged, never in an error */

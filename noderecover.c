@@ -434,7 +434,10 @@ int main(int argc, char **argv)
 	if (s.mode == MODE_ONCE) {
 		failed = pass(&kc, &s, &carry) < 0;
 		kube_close(&kc);
-		return failed;
+		/* a pass a signal cut short did not do all it should have */
+		if (stop)
+			say("noderecover stopping on a signal; the pass did not finish");
+		return failed || stop;
 	}
 	while (!stop) {
 		pass(&kc, &s, &carry);

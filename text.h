@@ -1,6 +1,7 @@
 /*
- * Byte-level helpers the three parsers (HTTP, JSON, kubeconfig) share, RFC 3339 times, and the
- * one way a reason for a failure is written. Pure: no I/O, no allocation.
+ * Byte-level helpers the three parsers (HTTP, JSON, kubeconfig) share, RFC 3339 times, the
+ * one way a reason for a failure is written, and the one cleaner of server-sent text for the
+ * log. Pure: no I/O, no allocation.
  */
 #ifndef TEXT_H
 #define TEXT_H
@@ -8,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 
 /*
  * The error convention of every module: a failing call returns -1 and leaves one line saying
@@ -71,6 +73,114 @@ static inline void text_time(char *out, int64_t t)
 	text_digits(out + 11, (unsigned)(secs / 3600), 2);
 	text_digits(out + 14, (unsigned)(secs / 60 % 60), 2);
 	text_digits(out + 17, (unsigned)(secs % 60), 2);
+}
+
+/* The shortest piece of the token text_clean redacts wherever it appears. */
+#define TEXT_SECRET_PIECE 8
+
+/* The length of the UTF-8 sequence at s[0..n) (n > 0): 1 to 4, or 0 when it is not valid UTF-8. */
+static inline size_t text_utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0], cp, len, min;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, cp = c & 0x1f, min = 0x80;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, cp = c & 0x0f, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, cp = c & 0x07, min = 0x10000;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (unsigned i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, UTF-16 surrogates and anything past U+10FFFF are not UTF-8 */
+	if (cp < min || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+/* Whether s[0..n) is all valid UTF-8. */
+static inline int text_utf8_ok(const char *s, size_t n)
+{
+	size_t i = 0, k;
+
+	while (i < n && (k = text_utf8_len((const unsigned char *)s + i, n - i)) > 0)
+		i += k;
+	return i == n;
+}
+
+/* The longest run at s[0..n) that occurs in secret, if at least TEXT_SECRET_PIECE long (or all of a shorter secret). */
+static inline size_t text_secret_at(const char *s, size_t n, const char *secret, size_t slen)
+{
+	size_t min = slen < TEXT_SECRET_PIECE ? slen : TEXT_SECRET_PIECE, best = 0;
+
+	if (min == 0 || n < min)
+		return 0;
+	for (size_t j = 0; j + min <= slen; j++) {
+		size_t k = 0;
+		while (k < n && j + k < slen && s[k] == secret[j + k])
+			k++;
+		if (k >= min && k > best)
+			best = k;
+	}
+	return best;
+}
+
+/*
+ * Makes s[0..n), a string a server sent (a Status message, a body line, a header value), fit
+ * for one log line: written to out (cap > 0 bytes, always NUL-terminated, cut when full).
+ * The secret (the bearer token, slen bytes), and any piece of it TEXT_SECRET_PIECE bytes or
+ * longer, and whatever follows "Bearer " up to the next space, become "[redacted]": a server or
+ * proxy that echoes the Authorization header must not put the token in the log. Control bytes
+ * become '?', and bytes that are not valid UTF-8 "\xNN", so the line stays one printable line.
+ * Returns out.
+ */
+static inline char *text_clean(char *out, size_t cap, const char *s, size_t n, const char *secret, size_t slen)
+{
+	static const char red[] = "[redacted]", hex[] = "0123456789abcdef";
+	size_t i = 0, o = 0, k;
+
+#define TEXT_PUT(p, len) do { if ((len) >= cap - o) goto full; memcpy(out + o, (p), (len)); o += (len); } while (0)
+	while (i < n) {
+		const unsigned char c = (unsigned char)s[i];
+		if ((k = text_secret_at(s + i, n - i, secret, slen)) > 0) {
+			TEXT_PUT(red, sizeof red - 1);
+			i += k;
+		} else if (n - i >= 7 && strncasecmp(s + i, "bearer ", 7) == 0) {
+			TEXT_PUT(s + i, 7);
+			for (i += 7; i < n && s[i] == ' '; i++)
+				;
+			if (i < n)
+				TEXT_PUT(red, sizeof red - 1);
+			while (i < n && s[i] != ' ')
+				i++;
+		} else if (c >= 0x20 && c < 0x7f) {
+			TEXT_PUT(s + i, 1);
+			i++;
+		} else if (c < 0x80) {
+			TEXT_PUT("?", 1);
+			i++;
+		} else if ((k = text_utf8_len((const unsigned char *)s + i, n - i)) > 0 &&
+		    !(c == 0xc2 && (unsigned char)s[i + 1] < 0xa0)) {       /* C1 controls */
+			TEXT_PUT(s + i, k);
+			i += k;
+		} else {
+			char x[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
+			TEXT_PUT(x, 4);
+			i++;
+		}
+	}
+full:
+#undef TEXT_PUT
+	out[o] = 0;
+	return out;
 }
 
 #endif

@@ -278,6 +278,13 @@ class Fault:
       redirect          302 to `location`
       raw               send `data` bytes as they are, then close
       delay             wait `seconds`, then answer normally (the request is applied then)
+      trickle           the normal answer (the request applied) with Content-Length, its first
+                        `start` bytes at once and the rest one byte every `every` seconds, for
+                        at most `seconds`, then close (a server that keeps each read alive)
+      endless           200 chunked, then `data` (default a chunk-size line of zeros) sent again
+                        and again for `seconds`, then close (framing without data, no end)
+      status            `status` with a Status body saying `message` (reason `reason`), or a
+                        raw `body`, with `headers`: a refusal that echoes what the test wants
     """
 
     def __init__(self, kind, **kw):
@@ -697,6 +704,24 @@ class StandIn:
         if kind == "raw":
             conn.sendall(kw["data"])
             return False
+        if kind == "endless":
+            req.status = 200
+            conn.sendall(self._head(200, [("Content-Type", "application/json")],
+                                    [("Transfer-Encoding", "chunked")]) + b"\r\n")
+            data = kw.get("data", b"0" * 4096)
+            end = time.monotonic() + kw.get("seconds", 60)
+            while time.monotonic() < end and not self._stop.is_set():
+                conn.sendall(data)
+            return False
+        if kind == "status":
+            st = kw.get("status", 403)
+            body = kw.get("body")
+            if body is None:
+                body = status_body(st, kw.get("reason", "Forbidden"), kw.get("message", ""))
+            req.status = st
+            self._send(conn, Reply(st, body, headers=kw.get("headers", ()),
+                                   content_type=kw.get("content_type")))
+            return True
         normal = self._handle(req)
         body = normal.body
         chunked = kw.get("chunked", self.chunked)
@@ -732,6 +757,19 @@ class StandIn:
                              + b"\r\n" + body[:half])
             if kind == "slow":
                 self._stop.wait(kw.get("seconds", 60))
+            return False
+        if kind == "trickle":
+            req.status = normal.status
+            data = self._head(normal.status, normal.headers, [("Content-Length", str(len(body)))]) + b"\r\n" + body
+            start = kw.get("start", 0)
+            if start < 0:          # counted from the end of the head: into the body
+                start = len(data) - len(body) - start - 1
+            conn.sendall(data[:start])
+            end = time.monotonic() + kw.get("seconds", 60)
+            for i in range(start, len(data)):
+                if self._stop.wait(kw.get("every", 0.5)) or time.monotonic() > end:
+                    break
+                conn.sendall(data[i:i + 1])
             return False
         if kind == "slow_headers":
             self._stop.wait(kw.get("seconds", 60))

@@ -115,7 +115,9 @@ class Case(unittest.TestCase):
              page_size=None, server=True, extra=()):
         a = [BINARY, mode]
         if server:
-            a += ["--server", self.srv.url, "--ca-file", self.ca, "--token-file", self.token_path]
+            # self.url: a proxy in front of the stand-in (trickle.py), when a test sets one
+            url = getattr(self, "url", None) or self.srv.url
+            a += ["--server", url, "--ca-file", self.ca, "--token-file", self.token_path]
         if taint_after is not None:
             a += ["--taint-after", str(taint_after)]
         if prune_after is not None:

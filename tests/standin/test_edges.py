@@ -89,22 +89,26 @@ class Edges(Case):
             self.assertIn(extra[0].lstrip("-").split("-")[0], r.lines[0].lower())
         self.assertEqual(self.srv.connections, 0)
 
-    def test_sigterm_finishes_the_request_in_flight(self):
+    def test_sigterm_abandons_the_request_in_flight(self):
+        # A pod gets SIGKILL 30 s after SIGTERM: the request in flight is abandoned within a
+        # second, and a change already sent is not sent again (issue 11).
         self.server(servers() + [ready("agent-1")])
         p, err = self.start_run(extra=["--poll", "1"])
         ok = self.srv.wait_for(lambda: len(self.srv.reqs(list_only=True)) >= 1, 10)
         self.assertTrue(ok)
-        self.srv.on(Fault("delay", seconds=2), times=1, method="PATCH")
+        self.srv.on(Fault("delay", seconds=5), times=1, method="PATCH")
         self.srv.touch("agent-1", lambda n: [c.update(status="Unknown", lastTransitionTime=fixtures.rfc3339(300))
                                              for c in n["status"]["conditions"] if c["type"] == "Ready"])
         ok = self.srv.wait_for(lambda: self.srv.reqs("PATCH"), 5)
         self.assertTrue(ok, "no PATCH sent")
         time.sleep(0.3)
+        t0 = time.monotonic()
         r = self.stop_run(p, err, signal.SIGTERM)
+        self.assertLess(time.monotonic() - t0, 1.5, self.ctx(r))
         self.assertEqual(r.rc, 0, self.ctx(r))
-        self.assertEqual([q.status for q in self.srv.reqs("PATCH")], [200], self.ctx(r))
-        self.assertTrue(self.oos_taints("agent-1"))
-        self.assertLog(r, "Tainted agent-1 ")
+        self.assertEqual(len(self.srv.reqs("PATCH")), 1, self.ctx(r))
+        self.assertNoLog(r, "Tainted agent-1 ")
+        self.assertLog(r, "stopping on a signal")
 
 
 if __name__ == "__main__":

@@ -80,6 +80,8 @@ class RunMode(Case):
         ok = self.srv.wait_for(lambda: not self.oos_taints("agent-1"), 6)
         self.assertTrue(ok, "not cleared within 6 s at --poll 2")
         self.assertNotIn(ANN, self.srv.node("agent-1")["metadata"].get("annotations", {}))
+        # the next list shows the clearing pass finished: a stop abandons a request in flight
+        self.wait_lists(len(self.srv.reqs(list_only=True)) + 1, 6)
         r = self.stop_run(p, err)
         self.assertEqual(r.rc, 0, self.ctx(r))
         self.assertLog(r, "Tainted agent-1 ")

@@ -1,5 +1,6 @@
 /*
- * text.h: hex digits, and RFC 3339 times checked against the C library's gmtime/strftime.
+ * text.h: hex digits, RFC 3339 times checked against the C library's gmtime/strftime, and the
+ * cleaning of server-sent text for the log.
  */
 #include <stdio.h>
 #include <string.h>
@@ -47,9 +48,55 @@ static void t_time(void)
 	}
 }
 
+
+static const char tok[] = "sa-token-7kQ2xZ9vH1pRtY8mW3nB6cD4fG0jL5sA";
+
+static int clean_is(const char *in, size_t n, const char *want)
+{
+	char out[256];
+
+	text_clean(out, sizeof out, in, n, tok, sizeof tok - 1);
+	if (strcmp(out, want) == 0)
+		return 1;
+	fprintf(stderr, "  got  '%s'\n  want '%s'\n", out, want);
+	return 0;
+}
+#define CLEAN(in, want) clean_is(in, sizeof in - 1, want)
+
+/* Must-fail: a cleaner that passes the token, a piece of it, or a Bearer value through. */
+static void t_clean(void)
+{
+	check(CLEAN("nodes is forbidden: User cannot list", "nodes is forbidden: User cannot list"));
+	check(CLEAN("echo: sa-token-7kQ2xZ9vH1pRtY8mW3nB6cD4fG0jL5sA.", "echo: [redacted]."));
+	check(CLEAN("Authorization: Bearer sa-token-7kQ2xZ9vH1pRtY8mW3nB6cD4fG0jL5sA rest",
+	    "Authorization: Bearer [redacted] rest"));
+	check(CLEAN("authorization: bearer xyz-other-secret and", "authorization: bearer [redacted] and"));
+	check(CLEAN("piece H1pRtY8mW3 in the middle", "piece [redacted] in the middle"));
+	check(CLEAN("short H1pRtY8 stays", "short H1pRtY8 stays"));
+	check(CLEAN("twice sa-token-7kQ2xZ9vH1pRtY8mW3nB6cD4fG0jL5sAsa-token-7kQ2xZ9vH1pRtY8mW3nB6cD4fG0jL5sA",
+	    "twice [redacted][redacted]"));
+	check(CLEAN("line\nbreak\ttab\x7f", "line?break?tab?"));
+	check(CLEAN("ok \xc3\xa9 bad \xff\xc3 over \xc0\xaf sur \xed\xa0\x80 c1 \xc2\x85",
+	    "ok \xc3\xa9 bad \\xff\\xc3 over \\xc0\\xaf sur \\xed\\xa0\\x80 c1 \\xc2\\x85"));
+	check(clean_is("nul\0byte", 8, "nul?byte"));
+	/* cut to the room given, always terminated, never in the middle of a [redacted] */
+	char out[12];
+	text_clean(out, sizeof out, "abc sa-token-7kQ2xZ9vH1pRtY8mW3nB6cD4fG0jL5sA", 45, tok, sizeof tok - 1);
+	check(strcmp(out, "abc ") == 0);
+	text_clean(out, sizeof out, "\xff\xff\xff\xff", 4, tok, sizeof tok - 1);
+	check(strcmp(out, "\\xff\\xff") == 0);
+	/* no token known: only the Bearer rule */
+	text_clean(out, sizeof out, "Bearer abc", 10, "", 0);
+	check(strcmp(out, "Bearer ") == 0);     /* [redacted] did not fit; nothing of the value either */
+	char big[64];
+	text_clean(big, sizeof big, "Bearer abc", 10, "", 0);
+	check(strcmp(big, "Bearer [redacted]") == 0);
+}
+
 static const struct test tests[] = {
 	{ "hexval", t_hexval },
 	{ "time", t_time },
+	{ "clean", t_clean },
 	{ 0, 0 },
 };
 

@@ -16,6 +16,14 @@ leaf() {
 		-out "$1.crt" -extfile "$1.ext"
 	openssl x509 -in "$1.crt" -outform DER -out "$1.der"
 }
+# leafx NAME CA "EXTENSION LINES": a leaf with exactly the extensions given (printf format)
+leafx() {
+	openssl req -new -key "$1.key" -subj "/CN=$1" -out "$1.csr"
+	printf "$3" > "$1.ext"
+	openssl x509 -req -in "$1.csr" -CA "$2.crt" -CAkey "$2.key" -CAcreateserial -days 30 \
+		-out "$1.crt" -extfile "$1.ext"
+	openssl x509 -in "$1.crt" -outform DER -out "$1.der"
+}
 ec ca; ca ca
 ec other; ca other
 ec ip; leaf ip ca "IP:127.0.0.1,IP:::1,DNS:api.example" serverAuth
@@ -34,3 +42,18 @@ openssl pkcs8 -topk8 -v2 aes-128-cbc -passout pass:x -in client.key -out client-
 # an RSA client key under an RSA CA, so the issuer key type is RSA
 rsa rsaclient; leaf rsaclient rsaca "DNS:rsaclient" clientAuth
 cat ca.crt rsaca.crt > bundle.crt
+# the rules client-go keeps and BearSSL alone does not: no CN fallback, EKU must allow a server
+ec localhost; openssl req -new -key localhost.key -subj "/CN=localhost" -out localhost.csr
+printf 'basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > localhost.ext
+openssl x509 -req -in localhost.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 -out nosan.crt -extfile localhost.ext
+openssl x509 -in nosan.crt -outform DER -out nosan.der
+cp localhost.key nosan.key
+ec clientonly; leaf clientonly ca "IP:127.0.0.1,DNS:localhost" clientAuth
+ec bothuse; leaf bothuse ca "IP:127.0.0.1,DNS:localhost" clientAuth,serverAuth
+ec anyuse; leaf anyuse ca "IP:127.0.0.1,DNS:localhost" anyExtendedKeyUsage
+ec noeku; leafx noeku ca 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n'
+ec wild; leaf wild ca "DNS:*.example.test" serverAuth
+# an intermediate CA between the configured CA and the server
+ec inter; leafx inter ca 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n'
+ec viainter; leaf viainter inter "IP:127.0.0.1" serverAuth
+cat viainter.crt inter.crt > viainter-chain.crt
