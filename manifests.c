@@ -25,10 +25,17 @@ static int pruning(const struct settings *s)
 	return s->prune_after > 0;
 }
 
+static int dry_running(const struct settings *s)
+{
+	return s->dry_run != DRY_RUN_NONE;
+}
+
 enum kind {
 	SECONDS,   /* int64_t field */
 	COUNT,     /* long field */
 	TEXT,      /* char array field */
+	LIMIT,     /* the storm guard's limit, N or P% (max_unknown, max_unknown_percent) */
+	DRY_RUN,   /* enum settings_dry_run, as the variable spells it */
 	FIELD      /* the pod's own field (downward API), named in .field */
 };
 
@@ -47,6 +54,10 @@ static const struct pass_on pass_ons[] = {
 	{ "NODE_RECOVERY_PRUNE_LABEL", NULL, pruning, TEXT, offsetof(struct settings, prune_label), NULL },
 	{ "NODE_RECOVERY_POLL_SECONDS", NULL, always, SECONDS, offsetof(struct settings, poll), NULL },
 	{ "NODE_RECOVERY_ANNOTATION", NULL, always, TEXT, offsetof(struct settings, annotation), NULL },
+	{ "NODE_RECOVERY_MAX_UNKNOWN", NULL, always, LIMIT, 0, NULL },
+	{ "NODE_RECOVERY_STORM_COOLDOWN", NULL, always, SECONDS, offsetof(struct settings, storm_cooldown), NULL },
+	{ "NODE_RECOVERY_EXCLUDE_LABEL", NULL, always, TEXT, offsetof(struct settings, exclude_label), NULL },
+	{ "NODE_RECOVERY_DRY_RUN", NULL, dry_running, DRY_RUN, 0, NULL },
 	/* never the node `manifests` ran on: the one the pod is scheduled to */
 	{ "NODE_RECOVERY_SELF_NODE", NULL, always, FIELD, 0, "spec.nodeName" },
 	{ NULL, "--page-size", always, COUNT, offsetof(struct settings, page_size), NULL },
@@ -94,6 +105,14 @@ static const char *value(const struct pass_on *p, const struct settings *s, char
 		return buf;
 	case TEXT:
 		return base;
+	case LIMIT:
+		if (s->max_unknown)
+			snprintf(buf, n, "%ld", s->max_unknown);
+		else
+			snprintf(buf, n, "%d%%", s->max_unknown_percent);
+		return buf;
+	case DRY_RUN:
+		return s->dry_run == DRY_RUN_SERVER ? "server" : "true";
 	case FIELD:
 		break;
 	}

@@ -87,13 +87,16 @@ class Manifests(Case):
 
     def test_settings_from_flags_and_environment_become_the_pods_environment(self):
         out = self.manifests("--taint-after", "120", "--prune-after", "900", "--annotation", "example.com/oos",
-                             "--page-size", "50",
+                             "--page-size", "50", "--max-unknown", "7", "--dry-run=server",
                              env={"NODE_RECOVERY_POLL_SECONDS": "7", "NODE_RECOVERY_PRUNE_LABEL": "example.com/gone",
-                                  "NODE_RECOVERY_AFTER_SECONDS": "999"})
+                                  "NODE_RECOVERY_AFTER_SECONDS": "999", "NODE_RECOVERY_EXCLUDE_LABEL": "example.com/keep",
+                                  "NODE_RECOVERY_STORM_COOLDOWN": "45"})
         env = dict(re.findall(r'- name: (\w+)\n\s+value: "([^"]*)"', out))
         self.assertEqual(env, {"NODE_RECOVERY_AFTER_SECONDS": "120", "NODE_RECOVERY_PRUNE_AFTER_SECONDS": "900",
                                "NODE_RECOVERY_PRUNE_LABEL": "example.com/gone", "NODE_RECOVERY_POLL_SECONDS": "7",
-                               "NODE_RECOVERY_ANNOTATION": "example.com/oos"})
+                               "NODE_RECOVERY_ANNOTATION": "example.com/oos", "NODE_RECOVERY_MAX_UNKNOWN": "7",
+                               "NODE_RECOVERY_STORM_COOLDOWN": "45", "NODE_RECOVERY_EXCLUDE_LABEL": "example.com/keep",
+                               "NODE_RECOVERY_DRY_RUN": "server"})
         self.assertIn('args: ["run", "--page-size", "50"]', out)
         self.assertIn("taint after 120s, pruning on", out)
 
