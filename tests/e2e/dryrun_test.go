@@ -82,8 +82,8 @@ func scenarioServerDryRun(t *testing.T, c *cluster, tokenFile string) {
 		t.Fatal(err)
 	}
 	defer c.cs.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
-	body := fmt.Sprintf(`{"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"uid":%q,"resourceVersion":%q}}`,
-		string(n.UID), n.ResourceVersion)
+	// Only the uid as precondition: the node lifecycle controller changes a new node at once.
+	body := fmt.Sprintf(`{"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"uid":%q}}`, string(n.UID))
 	res := c.cs.CoreV1().RESTClient().Delete().AbsPath("/api/v1/nodes", n.Name).Param("dryRun", "All").
 		SetHeader("Content-Type", "application/json").Body([]byte(body)).Do(ctx)
 	if err := res.Error(); err != nil {
