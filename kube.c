@@ -344,8 +344,9 @@ static int on_item(void *ctx, const struct json_item *it)
 	return y->node(y->ctx, &y->f, NULL);
 }
 
-static enum kube_result list_pages(struct kube *k, long limit, const struct node_keys *keys,
-    kube_node_fn node, kube_restart_fn restart, void *ctx)
+/* select: "" for every node, or a field selector already escaped for the query. */
+static enum kube_result list_pages(struct kube *k, long limit, const char *select,
+    const struct node_keys *keys, kube_node_fn node, kube_restart_fn restart, void *ctx)
 {
 	static struct json_list l;
 	static char item[KUBE_NODE_MAX];
@@ -362,7 +363,7 @@ static enum kube_result list_pages(struct kube *k, long limit, const struct node
 
 		if (k->stop && *k->stop)
 			return fail(k, "listing nodes: stopping");
-		if ((size_t)snprintf(path, sizeof path, "%s/api/v1/nodes?limit=%ld%s", k->prefix, limit,
+		if ((size_t)snprintf(path, sizeof path, "%s/api/v1/nodes?limit=%ld%s%s", k->prefix, limit, select,
 		    cont[0] ? "&continue=" : "") >= sizeof path || query_escape(path, sizeof path, cont) < 0)
 			return fail(k, "listing nodes: continue token too long");
 		if (request(k, "GET", path, NULL, NULL, 0, &r) < 0)
@@ -423,12 +424,61 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_k
 
 	http_deadline(&k->http, HTTP_RESPONSE, KUBE_PAGE_SECONDS * 1000L);
 	http_until(&k->http, end);
-	res = list_pages(k, limit, keys, node, restart, ctx);
+	res = list_pages(k, limit, "", keys, node, restart, ctx);
 	http_deadline(&k->http, HTTP_RESPONSE, HTTP_RESPONSE_MS);
 	http_until(&k->http, 0);
 	if (res != KUBE_OK && http_clock_ms() >= end)
 		return fail(k, "reading the node list: not done after %ds", KUBE_LIST_SECONDS);
 	return res;
+}
+
+/* What kube_get_node keeps of its one-item list. */
+struct one {
+	struct node_facts *f;
+	int found;
+	char why[160];
+};
+
+static int on_one(void *ctx, const struct node_facts *f, const char *why)
+{
+	struct one *o = ctx;
+
+	if (o->found++)
+		return 1;   /* a name selects one node: a second is the server's error */
+	*o->f = *f;
+	if (why)
+		snprintf(o->why, sizeof o->why, "%s", why);
+	return 0;
+}
+
+static void on_one_restart(void *ctx)
+{
+	((struct one *)ctx)->found = 0;
+}
+
+enum kube_result kube_get_node(struct kube *k, const char *name, const struct node_keys *keys,
+    struct node_facts *f)
+{
+	char select[NODE_NAME_MAX + 48];
+	struct one o = { .f = f };
+	enum kube_result r;
+
+	if (!kube_name_ok(name))
+		return fail(k, "not a node name, not put into a query");
+	/* A list with a field selector, not a GET of the object: the same reader, the same facts. */
+	snprintf(select, sizeof select, "&fieldSelector=metadata.name%%3D%s", name);
+	http_deadline(&k->http, HTTP_RESPONSE, KUBE_PAGE_SECONDS * 1000L);
+	r = list_pages(k, 2, select, keys, on_one, on_one_restart, &o);
+	http_deadline(&k->http, HTTP_RESPONSE, HTTP_RESPONSE_MS);
+	if (r != KUBE_OK)
+		return o.found > 1 ? fail(k, "reading node %s: the server listed more than one node of that name", name) : r;
+	if (!o.found)
+		return KUBE_GONE;
+	if (o.why[0])
+		return fail(k, "reading node %s: %s", name, o.why);
+	if (strcmp(f->name, name) != 0)
+		return fail(k, "reading node %s: the server answered with another node", name);
+	return KUBE_OK;
 }
 
 /* Sends one change to a node and sorts the answer. */

@@ -34,6 +34,7 @@ typedef void (*kube_restart_fn)(void *ctx);
 #define KUBE_TOKEN_MAX 8192     /* bytes of a bearer token; its file may add a line end */
 #define KUBE_TOKEN_REREAD 60    /* seconds: the kubelet rotates projected tokens */
 #define KUBE_RETRIES 2          /* attempts after the first, for 5xx, 429 and dropped connections */
+#define KUBE_CONFLICT_RETRIES 3 /* reads and tries again of a change refused because the node changed */
 #define KUBE_RETRY_AFTER_MAX 60 /* longest Retry-After honoured, seconds */
 #define KUBE_PAGES_MAX 100000   /* pages of one list: 50 million nodes at the default limit */
 #define KUBE_LIST_SECONDS 600   /* longest a whole list may take to read */
@@ -72,6 +73,14 @@ void kube_close(struct kube *k);
  */
 enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_keys *keys,
     kube_node_fn node, kube_restart_fn restart, void *ctx);
+
+/*
+ * Reads one node's facts afresh (a list selecting its name, so the same reader as the list),
+ * for a change the API refused because the node changed. KUBE_OK with *f filled, KUBE_GONE when
+ * no such node exists, or KUBE_FAILED (unreadable included) with kube_error() saying why.
+ */
+enum kube_result kube_get_node(struct kube *k, const char *name, const struct node_keys *keys,
+    struct node_facts *f);
 
 /* Whether a name read from the API may be put into a path (a DNS subdomain). */
 int kube_name_ok(const char *name);

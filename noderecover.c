@@ -199,8 +199,8 @@ static void say_would(const struct settings *s, const struct kept *k)
 		say("Would delete %s: not reporting for %llds (%s)", k->f.name, (long long)k->v.unknown_for, how);
 }
 
-/* Does one decided action; returns -1 when it failed the pass, else 0. */
-static int act(struct kube *kc, const struct settings *s, const struct kept *k, time_t now)
+/* Does one decided action; returns -1 when it failed the pass, else 0 (KUBE_CHANGED: 1). */
+static int act_once(struct kube *kc, const struct settings *s, const struct kept *k, time_t now)
 {
 	const char *verb = k->v.action == POLICY_TAINT ? "Tainting" : k->v.action == POLICY_CLEAR ? "Clearing" : "Deleting";
 	enum kube_result r;
@@ -235,8 +235,7 @@ static int act(struct kube *kc, const struct settings *s, const struct kept *k, 
 			say("Deleted %s: not reporting for %llds", k->f.name, (long long)k->v.unknown_for);
 		return 0;
 	case KUBE_CHANGED:
-		say("%s changed since it was listed; next pass", k->f.name);
-		return 0;
+		return 1;
 	case KUBE_GONE:
 		say("%s already gone", k->f.name);
 		return 0;
@@ -245,6 +244,43 @@ static int act(struct kube *kc, const struct settings *s, const struct kept *k, 
 	}
 	say("%s %s failed: %s; next pass", verb, k->f.name, kube_error(kc));
 	return -1;
+}
+
+/*
+ * Does one decided action. When the node changed since it was listed (a failed test op or
+ * delete precondition), reads it again, decides again with the pass's summary and the guard's
+ * verdict, and tries again with its new resourceVersion, a few times, as client-go's conflict
+ * retry does: a node another client changes often must not starve. Returns -1 when the action
+ * failed the pass, else 0.
+ */
+static int act(struct kube *kc, const struct settings *s, const struct pass *p, struct kept *k, int holding)
+{
+	int r = act_once(kc, s, k, time(NULL));
+
+	for (int tries = 0; r == 1 && !stop; tries++) {
+		if (tries == KUBE_CONFLICT_RETRIES) {
+			say("%s kept changing while it was acted on (%d tries); next pass", k->f.name, tries + 1);
+			return 0;
+		}
+		switch (kube_get_node(kc, k->f.name, &p->keys, &k->f)) {
+		case KUBE_OK:
+			break;
+		case KUBE_GONE:
+			say("%s already gone", k->f.name);
+			return 0;
+		default:
+			say("%s changed since it was listed, and reading it again failed: %s; next pass", k->f.name, kube_error(kc));
+			return -1;
+		}
+		policy_node(&k->f, &p->rules, time(NULL), &k->v);
+		policy_resolve(&k->v, &p->sum, holding);
+		if (k->v.action == POLICY_NONE) {
+			say("%s changed since it was listed; nothing to do now", k->f.name);
+			return 0;
+		}
+		r = act_once(kc, s, k, time(NULL));
+	}
+	return r < 0 ? -1 : 0;
 }
 
 /*
@@ -319,7 +355,7 @@ static int pass(struct kube *kc, const struct settings *s, struct carry *c)
 			say_refusal(k, &p.sum);
 			failed = 1;
 		}
-		if (act(kc, s, k, time(NULL)) < 0)
+		if (act(kc, s, &p, k, policy_storm_holds(storm)) < 0)
 			failed = 1;
 	}
 	memcpy(c->told, c->telling, sizeof c->told[0] * (size_t)c->ntelling);

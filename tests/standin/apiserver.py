@@ -846,7 +846,7 @@ class StandIn:
     def _list(self, req):
         q = req.query
         keys = [k for k, _ in q]
-        bad = [k for k in keys if k not in ("limit", "continue")]
+        bad = [k for k in keys if k not in ("limit", "continue", "fieldSelector")]
         if bad or len(keys) != len(set(keys)):
             return Reply(400, status_body(400, "BadRequest",
                                           "stand-in: unexpected query parameters %r" % (keys,)))
@@ -857,6 +857,11 @@ class StandIn:
                 return Reply(400, status_body(400, "BadRequest", "invalid limit %r" % qd["limit"]))
             limit = int(qd["limit"])
         names = sorted(self.nodes)
+        if "fieldSelector" in qd:  # only metadata.name=NAME, as a client reading one node asks
+            sel = qd["fieldSelector"]
+            if not sel.startswith("metadata.name="):
+                return Reply(400, status_body(400, "BadRequest", "stand-in: field selector %r" % sel))
+            names = [n for n in names if n == sel[len("metadata.name="):]]
         list_rv = self.rv
         if "continue" in qd:
             if self.expire_continue > 0:

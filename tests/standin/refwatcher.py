@@ -209,15 +209,16 @@ def one_pass(s, cl):
         md, r = node_facts(n)
         if ETCD in (md.get("labels") or {}) and r and r.get("status") == "True":
             voters += 1
-    for n in nodes:
+    def handle(n):
+        nonlocal ok
         md, r = node_facts(n)
         name = md.get("name")
         if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", name or ""):
             log("Not acting on a node named %r: not a valid node name" % name)
             ok = False
-            continue
+            return
         if name == s["self"] or r is None:
-            continue
+            return
         labels = md.get("labels") or {}
         ann = md.get("annotations") or {}
         taints = (n.get("spec") or {}).get("taints") or []
@@ -228,18 +229,22 @@ def one_pass(s, cl):
             if oos and s["ann"] in ann:
                 ops = [test, {"op": "remove", "path": "/spec/taints/%d" % oos[0]},
                        {"op": "remove", "path": "/metadata/annotations/" + esc(s["ann"])}]
-                ok &= act_patch(cl, name, ops, "Clearing", "Cleared %s: Ready again; out-of-service taint and annotation removed" % name, s["dry"])
-            continue
+                res = act_patch(cl, name, ops, "Clearing", "Cleared %s: Ready again; out-of-service taint and annotation removed" % name, s["dry"])
+                if res == "changed":
+                    return "changed"
+                ok &= res
+                return "acted"
+            return
         if r.get("status") != "Unknown":
-            continue
+            return
         age = since(r)
         if s["prune"] is not None and age >= s["prune"] and labels.get(s["label"]) == "true" and \
                 excluded(name, labels, "deleting"):
-            continue
+            return
         if age >= s["taint"] and not oos and excluded(name, labels, "tainting"):
-            continue
+            return
         if s["prune"] is not None and age >= s["prune"] and labels.get(s["label"]) == "true" and hold():
-            continue
+            return
         if s["prune"] is not None and age >= s["prune"] and labels.get(s["label"]) == "true":
             if CP in labels:
                 log("Not deleting %s: it is a control-plane node" % name)
@@ -257,7 +262,7 @@ def one_pass(s, cl):
                     opts["dryRun"] = ["All"]
                 if s["dry"] == "client":
                     log("Would delete %s: not reporting for %ds (dry run: nothing sent)" % (name, age))
-                    continue
+                    return
                 st, _ = cl.call("DELETE", "/api/v1/nodes/" + name + ("?dryRun=All" if s["dry"] else ""),
                                 json.dumps(opts), "application/json")
                 if st == 200 and s["dry"]:
@@ -265,15 +270,15 @@ def one_pass(s, cl):
                 elif st == 200:
                     log("Deleted %s: not reporting for %ds" % (name, age))
                 elif st == 409:
-                    log("%s changed since it was listed; next pass" % name)
+                    return "changed"
                 elif st == 404:
                     log("%s already gone" % name)
                 else:
                     log("Deleting %s failed: HTTP %d" % (name, st))
                     ok = False
-                continue
+                return "acted"
         if age < s["taint"] or oos or hold():
-            continue
+            return
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         ops = [test]
         t = {"key": OOS, "value": "nodeshutdown", "effect": "NoExecute"}
@@ -281,7 +286,30 @@ def one_pass(s, cl):
                    else {"op": "add", "path": "/spec/taints", "value": [t]})
         ops.append({"op": "add", "path": "/metadata/annotations/" + esc(s["ann"]), "value": now}
                    if "annotations" in md else {"op": "add", "path": "/metadata/annotations", "value": {s["ann"]: now}})
-        ok &= act_patch(cl, name, ops, "Tainting", "Tainted %s %s=nodeshutdown:NoExecute: not reporting for %ds" % (name, OOS, age), s["dry"])
+        res = act_patch(cl, name, ops, "Tainting", "Tainted %s %s=nodeshutdown:NoExecute: not reporting for %ds" % (name, OOS, age), s["dry"])
+        if res == "changed":
+            return "changed"
+        ok &= res
+        return "acted"
+
+    for n in nodes:
+        for tries in range(4):
+            res = handle(n)
+            if res != "changed":
+                if tries and res != "acted":
+                    log("%s changed since it was listed; nothing to do now" % n["metadata"]["name"])
+                break
+            name = n["metadata"]["name"]
+            if tries == 3:
+                log("%s kept changing while it was acted on (4 tries); next pass" % name)
+                break
+            st, data = cl.call("GET", "/api/v1/nodes?limit=2&fieldSelector=" + urllib.parse.quote("metadata.name=" + name, safe=""))
+            items = json.loads(data).get("items") if st == 200 else None
+            if not items:
+                log("%s already gone" % name if st == 200 else "%s: reading it again failed" % name)
+                ok = ok and st == 200
+                break
+            n = items[0]
     told.clear()
     told.update(telling)
     return ok and not (holding and held[0])
@@ -308,8 +336,7 @@ def act_patch(cl, name, ops, verb, msg, dry=None):
         status = {}
     # only a failed test op is "changed": a validation error or an admission denial fails
     if st == 422 and status.get("reason") == "Invalid" and status.get("message") == GENERIC_422:
-        log("%s changed since it was listed; next pass" % name)
-        return True
+        return "changed"
     log("%s %s failed: HTTP %d %s: %s" % (verb, name, st, status.get("reason", ""), status.get("message", "")))
     return False
 

@@ -419,6 +419,34 @@ static void t_list_yields_facts(void)
 	check(recorded(got, sizeof got) > 0 && strncmp(got, "GET /api/v1/nodes?limit=500 HTTP/1.1\r\n", 38) == 0);
 }
 
+/* One node read again: a list selecting its name; none is gone, two are the server's error. */
+static void t_get_node(void)
+{
+	struct node_keys keys = { "github-runner.exadev.io/removable", ANNOTATION, NULL };
+	struct node_facts f;
+	char got[8192];
+	const char *one = "{\"metadata\":{\"name\":\"agent-1\",\"uid\":\"u1\",\"resourceVersion\":\"77\"},\"status\":{\"conditions\":"
+	    "[{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"2026-11-30T04:22:35Z\"}]}}";
+	char body[1024];
+
+	snprintf(body, sizeof body, "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[%s]}", one);
+	answer("200 OK", body);
+	check(kube_get_node(&k, "agent-1", &keys, &f) == KUBE_OK);
+	check(strcmp(f.rv, "77") == 0 && f.ready == NODE_READY_TRUE);
+	check(recorded(got, sizeof got) > 0 &&
+	    strncmp(got, "GET /api/v1/nodes?limit=2&fieldSelector=metadata.name%3Dagent-1 HTTP/1.1\r\n", 74) == 0);
+	answer("200 OK", "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[]}");
+	check(kube_get_node(&k, "agent-1", &keys, &f) == KUBE_GONE);
+	snprintf(body, sizeof body, "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[%s,%s]}", one, one);
+	answer("200 OK", body);
+	check(kube_get_node(&k, "agent-1", &keys, &f) == KUBE_FAILED);
+	/* must-fail: the server answering with another node is not that node's facts */
+	snprintf(body, sizeof body, "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[%s]}", one);
+	answer("200 OK", body);
+	check(kube_get_node(&k, "agent-2", &keys, &f) == KUBE_FAILED);
+	check(kube_get_node(&k, "Bad/Name", &keys, &f) == KUBE_FAILED);
+}
+
 /* The documented bound is 8 KiB of token; its file may end with a line break. */
 static void t_token_bounds(void)
 {
@@ -448,6 +476,7 @@ static const struct test tests[] = {
 	{ "dry_run_requests", t_dry_run_requests },
 	{ "answers_sorted", t_answers_sorted },
 	{ "list_yields_facts", t_list_yields_facts },
+	{ "get_node", t_get_node },
 	{ "token_bounds", t_token_bounds },
 	{ 0, 0 }
 };
