@@ -39,6 +39,10 @@ storm = {"phase": "off", "since": 0.0}
 told = set()  # opted-out nodes already logged
 
 
+class Stop(Exception):
+    pass
+
+
 def log(msg):
     sys.stderr.write(time.strftime("%Y-%m-%dT%H:%M:%SZ ", time.gmtime()) + msg + "\n")
     sys.stderr.flush()
@@ -436,26 +440,34 @@ def main(argv):
         refuse("server '%s' is not an https:// URL" % s["server"])
     log("starting %s: taint after %ds, prune after %s, server %s" % (mode, s["taint"], s["prune"], s["server"]))
     cl = Client(s)
+
+    def on_sig(*_):
+        global stop
+        stop = True
+        raise Stop()  # the request in flight is abandoned, as the binary does
+    signal.signal(signal.SIGTERM, on_sig)
+    signal.signal(signal.SIGINT, on_sig)
     if mode == "once":
         try:
             return 0 if one_pass(s, cl) else 1
         except Fail as e:
             log("pass failed: %s" % e)
             return 1
-
-    def on_sig(*_):
-        global stop
-        stop = True
-    signal.signal(signal.SIGTERM, on_sig)
-    signal.signal(signal.SIGINT, on_sig)
-    while not stop:
-        try:
-            one_pass(s, cl)
-        except Fail as e:
-            log("pass failed: %s" % e)
-        end = time.monotonic() + s["poll"]
-        while not stop and time.monotonic() < end:
-            time.sleep(0.05)
+        except Stop:
+            log("the pass did not finish: stopped by a signal")
+            return 1
+    try:
+        while not stop:
+            try:
+                one_pass(s, cl)
+            except Fail as e:
+                log("pass failed: %s" % e)
+            end = time.monotonic() + s["poll"]
+            while not stop and time.monotonic() < end:
+                time.sleep(0.05)
+    except Stop:
+        pass
+    log("noderecover stopping on a signal")
     return 0
 
 

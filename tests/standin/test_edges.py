@@ -91,7 +91,7 @@ class Edges(Case):
 
     def test_sigterm_abandons_the_request_in_flight(self):
         # A pod gets SIGKILL 30 s after SIGTERM: the request in flight is abandoned within a
-        # second, and a change already sent is not sent again (issue 11).
+        # second, and a change already sent is not sent again.
         self.server(servers() + [ready("agent-1")])
         p, err = self.start_run(extra=["--poll", "1"])
         ok = self.srv.wait_for(lambda: len(self.srv.reqs(list_only=True)) >= 1, 10)

@@ -101,7 +101,8 @@ class RunMode(Case):
         self.srv.touch("agent-1", go_unknown(300))
         self.srv.wait_for(lambda: self.oos_taints("agent-1"), 5)
         self.srv.set_token("the-server-wants-another")  # now every request fails with 401
-        self.wait_lists(len(self.srv.reqs(list_only=True)) + 2, 10)
+        # a third list begins the next pass, so the first one's failure has been logged
+        self.wait_lists(len(self.srv.reqs(list_only=True)) + 3, 10)
         with open("/proc/%d/cmdline" % p.pid, "rb") as f:
             self.assertNotIn(self.TOKEN.encode(), f.read())
         r = self.stop_run(p, err)

@@ -1,6 +1,6 @@
 """Slow and endless peers: every request has a deadline, each phase its own, and none restarts.
 
-The attacks of issue 11: a proxy with no key that forwards the server's bytes one at a time
+Attacks from the network path: a proxy with no key that forwards the server's bytes one at a time
 (trickle.py), and a server that keeps a response alive without ever finishing it. Each used to
 hold `once` forever (the only bound was a read timeout that restarted with every byte). Now
 each ends the pass with one line naming the phase, exit 1, and no action on any node.

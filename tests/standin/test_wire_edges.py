@@ -1,4 +1,4 @@
-"""Smaller edges of issue 11: the documented token size, and a resourceVersion not valid UTF-8."""
+"""Smaller wire edges: the documented token size, and a resourceVersion not valid UTF-8."""
 import unittest
 
 from harness import Case, ready, uk
