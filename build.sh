@@ -312,7 +312,8 @@ test_all() {
 	# the binary's own and not modelled.
 	suite standin-model status standin-model sh tests/standin/run.sh tests/standin/refwatcher.py \
 		test_00_standin test_auth test_edges test_faults test_hostile test_paging test_prune \
-		test_run test_settings test_slow_body test_slow_headers test_taint
+		test_run test_settings test_slow_body test_slow_headers test_taint \
+		test_storm test_exclude test_dryrun test_conflict
 	suite image status image image_test
 	if [ "${NODERECOVER_SKIP_E2E:-}" = 1 ]; then
 		say "skipping the end-to-end tests (NODERECOVER_SKIP_E2E=1)"
