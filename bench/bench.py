@@ -903,8 +903,11 @@ def report(out, info, ns, summ, problems, tls_seen, extra, elapsed):
         for p in problems[:20]:
             L.append("- " + p.replace("\n", " "))
         L.append("")
+    # Paths inside the checkout are said relative to it: the report goes into BENCHMARKS.md,
+    # which must not carry the path of the machine that ran it.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     with open(os.path.join(out, "report.md"), "w") as f:
-        f.write("\n".join(L) + "\n")
+        f.write("\n".join(L).replace(root, "") + "\n")
 
 
 if __name__ == "__main__":
