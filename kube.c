@@ -49,17 +49,6 @@ int kube_name_ok(const char *name)
 	return 1;
 }
 
-/* A bearer token is printable ASCII without spaces; anything else would let it bend the request's headers. */
-static int token_ok(const char *tok, size_t n)
-{
-	if (n == 0)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (tok[i] < 0x21 || tok[i] > 0x7e)
-			return 0;
-	return 1;
-}
-
 /*
  * Reads the token file again when it is older than KUBE_TOKEN_REREAD, or when forced, into a
  * buffer on the stack first: a failed read keeps the token we had. No allocation in the loop.
@@ -78,7 +67,7 @@ static int load_token(struct kube *k, int force)
 		return file_error(k->err, sizeof k->err, "token file", k->t->token_file, r, sizeof tok - 1);
 	while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ' || tok[n - 1] == '\t'))
 		n--;
-	if (n > KUBE_TOKEN_MAX || !token_ok(tok, n)) {
+	if (!target_token_ok(tok, n)) {
 		explicit_bzero(tok, sizeof tok);
 		return fail(k, "token file %.256s is empty, longer than %d bytes, or holds a character a bearer token cannot have",
 		    k->t->token_file, KUBE_TOKEN_MAX);
@@ -151,7 +140,7 @@ int kube_init(struct kube *k, const struct kube_target *t, volatile sig_atomic_t
 	k->http.stop = k->stop;
 	if (t->token) {
 		size_t n = strlen(t->token);
-		if (n > KUBE_TOKEN_MAX || !token_ok(t->token, n)) {
+		if (!target_token_ok(t->token, n)) {
 			text_fail(err, errlen, "the kubeconfig's token is empty, longer than %d bytes, or holds a character a bearer token cannot have",
 			    KUBE_TOKEN_MAX);
 			goto failed;

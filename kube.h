@@ -31,7 +31,7 @@ typedef int (*kube_node_fn)(void *ctx, const struct node_facts *f, const char *w
 /* Called when a list restarts from the first page (410 Expired): forget what the earlier pages said. */
 typedef void (*kube_restart_fn)(void *ctx);
 
-#define KUBE_TOKEN_MAX 8192     /* bytes of a bearer token; its file may add a line end */
+#define KUBE_TOKEN_MAX TARGET_TOKEN_MAX /* bytes of a bearer token; its file may add a line end */
 #define KUBE_TOKEN_REREAD 60    /* seconds: the kubelet rotates projected tokens */
 #define KUBE_RETRIES 2          /* attempts after the first, for 5xx, 429 and dropped connections */
 #define KUBE_CONFLICT_RETRIES 3 /* reads and tries again of a change refused because the node changed */

@@ -1066,9 +1066,9 @@ static int read_user(struct kc *k, int u, const char *name, struct kube_target *
 			return fail(k, line, "%s: tokenFile %s is empty", what, shown(t->token_file, sb, sizeof sb));
 	} else if (token) {
 		int line = k->nodes[get(k, u, "token")].line;
-		for (const char *p = token; *p; p++)
-			if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
-				return fail(k, line, "%s: the token holds a byte that cannot go in an HTTP header", what);
+		if (!target_token_ok(token, strlen(token)))
+			return fail(k, line, "%s: the token is longer than %d bytes or holds a byte that cannot go in an HTTP header",
+			    what, TARGET_TOKEN_MAX);
 		if (!(t->token = strdup(token)))
 			return fail(k, line, "out of memory");
 	} else if (!t->cert_pem) {

@@ -144,6 +144,16 @@ static int copy(char *dst, size_t n, const char *src)
 	return (size_t)snprintf(dst, n, "%s", src) < n ? 0 : -1;
 }
 
+/* A label or annotation key setting o into out (SETTINGS_KEY_MAX + 1 bytes), or its default. */
+static int key(char *out, const char **val, const char **from, int o, const char *dflt,
+    const char *what, char *err, size_t errlen)
+{
+	if (copy(out, SETTINGS_KEY_MAX + 1, val[o] ? val[o] : dflt) < 0 || !qualified_name(out))
+		return text_fail(err, errlen, "%s '%.64s' is not %s %s key", from[o] ? from[o] : opts[o].flag,
+		    val[o] ? val[o] : dflt, what[0] == 'a' ? "an" : "a", what);
+	return 0;
+}
+
 int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn env, char *err,
     size_t errlen)
 {
@@ -236,15 +246,10 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 	if (val[O_DRY_RUN] && dry_run(val[O_DRY_RUN], &s->dry_run) < 0)
 		return text_fail(err, errlen, "%s '%.32s' is not one of client, server or none (true or false for the variable)",
 		    from[O_DRY_RUN], val[O_DRY_RUN]);
-	if (copy(s->exclude_label, sizeof s->exclude_label, val[O_EXCLUDE] ? val[O_EXCLUDE] : DEFAULT_EXCLUDE_LABEL) < 0 ||
-	    !qualified_name(s->exclude_label))
-		return text_fail(err, errlen, "%s '%.64s' is not a label key", from[O_EXCLUDE] ? from[O_EXCLUDE] : "--exclude-label", s->exclude_label);
-	if (copy(s->prune_label, sizeof s->prune_label, val[O_LABEL] ? val[O_LABEL] : DEFAULT_PRUNE_LABEL) < 0 ||
-	    !qualified_name(s->prune_label))
-		return text_fail(err, errlen, "%s '%.64s' is not a label key", from[O_LABEL] ? from[O_LABEL] : "--prune-label", s->prune_label);
-	if (copy(s->annotation, sizeof s->annotation, val[O_ANNOTATION] ? val[O_ANNOTATION] : DEFAULT_ANNOTATION) < 0 ||
-	    !qualified_name(s->annotation))
-		return text_fail(err, errlen, "%s '%.64s' is not an annotation key", from[O_ANNOTATION] ? from[O_ANNOTATION] : "--annotation", s->annotation);
+	if (key(s->exclude_label, val, from, O_EXCLUDE, DEFAULT_EXCLUDE_LABEL, "label", err, errlen) < 0 ||
+	    key(s->prune_label, val, from, O_LABEL, DEFAULT_PRUNE_LABEL, "label", err, errlen) < 0 ||
+	    key(s->annotation, val, from, O_ANNOTATION, DEFAULT_ANNOTATION, "annotation", err, errlen) < 0)
+		return -1;
 
 	if (val[O_SELF] && *val[O_SELF]) {
 		if (copy(s->self_node, sizeof s->self_node, val[O_SELF]) < 0)

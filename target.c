@@ -29,6 +29,16 @@ void kube_target_free(struct kube_target *t)
 	memset(t, 0, sizeof *t);
 }
 
+int target_token_ok(const char *tok, size_t n)
+{
+	if (n == 0 || n > TARGET_TOKEN_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (tok[i] < 0x21 || tok[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
 int file_read(const char *path, char *buf, size_t cap, size_t *len)
 {
 	struct stat st;

@@ -30,6 +30,14 @@ struct kube_target {
 /* Frees what the target holds and zeroes it; the token and key are wiped first. Safe twice. */
 void kube_target_free(struct kube_target *t);
 
+/*
+ * Whether tok[0..n) can be a bearer token: 1 to 8192 bytes of printable ASCII without space.
+ * Anything else would let it bend the request's headers. The one check, for a token from a
+ * kubeconfig and one read from a file.
+ */
+#define TARGET_TOKEN_MAX 8192
+int target_token_ok(const char *tok, size_t n);
+
 /* What reading a file came to. */
 enum file_status {
 	FILE_OK = 0,

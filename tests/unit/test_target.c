@@ -78,7 +78,23 @@ static void t_free_twice(void)
 	kube_target_free(&t);
 }
 
+/* The one bearer-token check: anything that could bend a header line is refused. */
+static void t_token_ok(void)
+{
+	static char big[TARGET_TOKEN_MAX + 1];
+
+	check(target_token_ok("abc.DEF-123_~", 13));
+	check(!target_token_ok("", 0));
+	check(!target_token_ok("a b", 3));
+	check(!target_token_ok("a\r\nX-Evil: 1", 14));
+	check(!target_token_ok("caf\xc3\xa9", 5));
+	memset(big, 'a', sizeof big);
+	check(target_token_ok(big, TARGET_TOKEN_MAX));
+	check(!target_token_ok(big, TARGET_TOKEN_MAX + 1));
+}
+
 static const struct test tests[] = {
+	{ "token_ok", t_token_ok },
 	{ "bounds", t_bounds },
 	{ "not_regular", t_not_regular },
 	{ "free_twice", t_free_twice },
