@@ -1,4 +1,4 @@
-"""A server that stops sending mid-body: the binary's read timeout ends the pass (exit 1),
+"""A server that stops sending mid-body: the page's deadline ends the pass (exit 1),
 no action, within the same limit as test_slow_headers."""
 import unittest
 
