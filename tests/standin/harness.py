@@ -145,8 +145,12 @@ class Case(unittest.TestCase):
 
     def start_run(self, extra=(), env=None, **kw):
         """Start `BINARY run` in the background; stderr goes to a file. Returns (Popen, errpath)."""
-        argv = self.args("run", extra=extra, **kw)
-        errp = os.path.join(self.tmp, "run-%d.err" % len(self.runs))
+        return self.start("run", extra=extra, env=env, **kw)
+
+    def start(self, mode, extra=(), env=None, **kw):
+        """Start `BINARY MODE` in the background; stderr goes to a file. Returns (Popen, errpath)."""
+        argv = self.args(mode, extra=extra, **kw)
+        errp = os.path.join(self.tmp, "%s-%d.err" % (mode, len(self.runs)))
         ef = open(errp, "wb")
         self.addCleanup(ef.close)
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=ef, stderr=ef, env=self.env(env))

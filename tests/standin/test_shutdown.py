@@ -5,7 +5,6 @@ A pod gets SIGKILL 30 s after SIGTERM; noderecover used to wait for the request 
 `once` exits 1 (the pass did not finish), `run` logs that it stopped and exits 0. Each test
 measures the time from the signal to the exit; the bound is 1.5 s.
 """
-import os
 import signal
 import subprocess
 import time
@@ -22,18 +21,7 @@ BOUND = 1.5
 
 class Shutdown(test_faults.FaultCase):
     def spawn(self, mode, **kw):
-        argv = self.args(mode, taint_after=60, prune_after=300, **kw)
-        errp = os.path.join(self.tmp, "%s.err" % mode)
-        ef = open(errp, "wb")
-        self.addCleanup(ef.close)
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=ef, stderr=ef, env=self.env())
-
-        def _kill():
-            if p.poll() is None:
-                p.kill()
-                p.wait(timeout=10)
-        self.addCleanup(_kill)
-        return p, errp
+        return self.start(mode, taint_after=60, prune_after=300, **kw)
 
     def signal_and_time(self, p, errp, sig):
         t0 = time.monotonic()
