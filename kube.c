@@ -284,6 +284,38 @@ static enum kube_result refused(struct kube *k, const char *what, const struct h
 	return changed ? KUBE_CHANGED : KUBE_FAILED;
 }
 
+int kube_call(struct kube *k, const char *what, const char *method, const char *path,
+    const char *body, size_t len, char *out, size_t cap)
+{
+	char full[TARGET_PATH_MAX];
+	struct http_response r;
+	size_t n = 0;
+	long got = 0;
+
+	if ((size_t)snprintf(full, sizeof full, "%s%s", k->prefix, path) >= sizeof full)
+		return fail(k, "%s: path too long", what);
+	if (request(k, method, full, body ? "application/json" : NULL, body, len, &r) < 0)
+		return failed(k, what);
+	if (r.status < 200 || r.status > 299) {
+		refused(k, what, &r);
+		return r.status;
+	}
+	if (out == NULL || cap == 0) {
+		http_discard(&k->http);
+		return r.status;
+	}
+	while (n < cap - 1 && (got = http_read(&k->http, out + n, cap - 1 - n)) > 0)
+		n += (size_t)got;
+	out[n] = '\0';
+	if (got < 0)
+		return fail(k, "%s: reading the answer: %s", what, k->http.err);
+	if (n == cap - 1 && http_read(&k->http, full, 1) != 0) {
+		http_close(&k->http);
+		return fail(k, "%s: the answer is over %zu bytes", what, cap - 1);
+	}
+	return r.status;
+}
+
 /* Appends s to dst percent-encoded, as a query value. */
 static int query_escape(char *dst, size_t cap, const char *s)
 {

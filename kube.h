@@ -102,6 +102,18 @@ enum kube_result kube_delete(struct kube *k, const struct node_facts *f);
  */
 void kube_dry_run(struct kube *k, int on);
 
+/*
+ * One request about something other than a node (a Lease, an Event, an access review), with
+ * the node calls' credentials, retries and deadlines. path: from /api or /apis on (the server
+ * URL's own path is put in front); body: JSON or NULL. The response body, when out is not NULL,
+ * is read into out (at most cap - 1 bytes and a NUL; a longer one fails the call). Returns the
+ * HTTP status, or -1 with kube_error() saying why; a status outside 2xx also leaves the status
+ * and the server's reason, made safe for a log line, in kube_error(). what: a few words for
+ * those lines ("renewing lease x/y"). Never dry run: kube_dry_run is about nodes only.
+ */
+int kube_call(struct kube *k, const char *what, const char *method, const char *path,
+    const char *body, size_t len, char *out, size_t cap);
+
 const char *kube_error(const struct kube *k);
 
 #endif

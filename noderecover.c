@@ -242,7 +242,10 @@ static int act_once(struct kube *kc, const struct settings *s, const struct kept
 	case KUBE_FAILED:
 		break;
 	}
-	say("%s %s failed: %s; next pass", verb, k->f.name, kube_error(kc));
+	if (stop)
+		say("%s %s cut short by a signal", verb, k->f.name);
+	else
+		say("%s %s failed: %s; next pass", verb, k->f.name, kube_error(kc));
 	return -1;
 }
 
@@ -337,7 +340,11 @@ static int pass(struct kube *kc, const struct settings *s, struct carry *c)
 	/* Nothing is done until the whole list is read: quorum needs every page, and a list
 	 * that broke halfway is no ground to act on. */
 	if (kube_list_nodes(kc, s->page_size, &p.keys, on_node, on_restart, &p) != KUBE_OK) {
-		say("Listing nodes failed: %s; no node acted on this pass", kube_error(kc));
+		/* a stop is not a failure to report, only a pass cut short */
+		if (stop)
+			say("Listing nodes cut short by a signal; no node acted on this pass");
+		else
+			say("Listing nodes failed: %s; no node acted on this pass", kube_error(kc));
 		return -1;
 	}
 	failed = p.unreadable > 0;
