@@ -3,6 +3,7 @@
 # kube-controller-manager built from the versions in go.mod) with simulated kubelets.
 #
 #   tests/e2e/run.sh [NODERECOVER_BINARY]     default: build/noderecover of this checkout
+#   NODERECOVER_E2E_RUN=REGEXP                only the scenarios it selects (go test -run)
 #
 # Needs Go (the version go.mod names, 1.26) and the Go module proxy the first time.
 # The control plane binaries are cached in $NODERECOVER_E2E_CACHE (default
@@ -44,7 +45,7 @@ go test -c -o "$work/e2e.test" .
 # its control plane before exiting.
 : >"$work/out"
 NODERECOVER_BIN=$bin NODERECOVER_E2E_BINDIR=$bindir \
-	"$work/e2e.test" -test.count=1 -test.timeout="${NODERECOVER_E2E_TIMEOUT:-30m}" -test.v >"$work/out" 2>&1 &
+	"$work/e2e.test" -test.count=1 -test.run="${NODERECOVER_E2E_RUN:-.}" -test.timeout="${NODERECOVER_E2E_TIMEOUT:-30m}" -test.v >"$work/out" 2>&1 &
 pid=$!
 tail -n +1 -f --pid=$pid "$work/out" &
 tailpid=$!
