@@ -403,7 +403,8 @@ static const char usage[] =
     "  --exclude-label KEY      NODE_RECOVERY_EXCLUDE_LABEL (github-runner.exadev.io/no-recovery):\n"
     "                           a node labelled KEY=true is never tainted or deleted\n"
     "  --storm-cooldown SECONDS NODE_RECOVERY_STORM_COOLDOWN (the taint threshold): the guard\n"
-    "                           keeps holding this long after the count is back within the limit\n";
+    "                           keeps holding this long after the count is back within the limit\n"
+    "  --events=false           NODE_RECOVERY_EVENTS (true): no Events on the Node (none in a dry run)\n";
 
 static const char *env(const char *name)
 {

@@ -29,7 +29,7 @@ struct opt {
 
 enum {
 	O_TAINT, O_PRUNE, O_LABEL, O_ANNOTATION, O_SELF, O_POLL, O_KUBECONFIG, O_SERVER, O_CA,
-	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_EXCLUDE, O_DRY_RUN, O_COUNT
+	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_EXCLUDE, O_DRY_RUN, O_EVENTS, O_COUNT
 };
 
 static const struct opt opts[O_COUNT] = {
@@ -49,6 +49,7 @@ static const struct opt opts[O_COUNT] = {
 	[O_COOLDOWN] = { "--storm-cooldown", "NODE_RECOVERY_STORM_COOLDOWN" },
 	[O_EXCLUDE] = { "--exclude-label", "NODE_RECOVERY_EXCLUDE_LABEL" },
 	[O_DRY_RUN] = { "--dry-run", "NODE_RECOVERY_DRY_RUN" },
+	[O_EVENTS] = { "--events", "NODE_RECOVERY_EVENTS" },
 };
 
 /* A whole number of seconds (digits only) no larger than max. */
@@ -246,6 +247,12 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 	if (val[O_DRY_RUN] && dry_run(val[O_DRY_RUN], &s->dry_run) < 0)
 		return text_fail(err, errlen, "%s '%.32s' is not one of client, server or none (true or false for the variable)",
 		    from[O_DRY_RUN], val[O_DRY_RUN]);
+	s->events = 1;   /* empty: the default, as for the other variables */
+	if (val[O_EVENTS] && *val[O_EVENTS] && strcmp(val[O_EVENTS], "true") != 0) {
+		if (strcmp(val[O_EVENTS], "false") != 0)
+			return text_fail(err, errlen, "%s '%.32s' is neither true nor false", from[O_EVENTS], val[O_EVENTS]);
+		s->events = 0;
+	}
 	if (key(s->exclude_label, val, from, O_EXCLUDE, DEFAULT_EXCLUDE_LABEL, "label", err, errlen) < 0 ||
 	    key(s->prune_label, val, from, O_LABEL, DEFAULT_PRUNE_LABEL, "label", err, errlen) < 0 ||
 	    key(s->annotation, val, from, O_ANNOTATION, DEFAULT_ANNOTATION, "annotation", err, errlen) < 0)

@@ -34,6 +34,7 @@ struct settings {
 	int max_unknown_percent;      /* 1..100 when max_unknown is 0; 100: the guard is off */
 	int64_t storm_cooldown;       /* seconds the guard holds after it lifts */
 	enum settings_dry_run dry_run;
+	int events;                   /* post Events on the Node (--events, default true; never in a dry run) */
 	char self_node[256];          /* "" when unknown */
 	const char *self_source;      /* where self_node came from, for the start-up line */
 	const char *kubeconfig;       /* flag or KUBECONFIG; NULL if neither */

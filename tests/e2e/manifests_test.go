@@ -52,9 +52,19 @@ func checkRole(t *testing.T, what string, objs []*unstructured.Unstructured, ver
 	if b.RoleRef.Name != saName || b.RoleRef.Kind != "ClusterRole" || !reflect.DeepEqual(b.Subjects, want) {
 		t.Errorf("%s: ClusterRoleBinding %s = %+v / %+v", what, saName, b.RoleRef, b.Subjects)
 	}
+	// Events: create on events.k8s.io events, in default alone (a Role, never a ClusterRole)
+	er := objectOf[rbacv1.Role](t, objs, "Role", saName)
+	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create"}}}
+	if er.Namespace != "default" || !reflect.DeepEqual(er.Rules, wantRules) {
+		t.Errorf("%s: Role %s in %q grants %+v, want %+v in default", what, saName, er.Namespace, er.Rules, wantRules)
+	}
+	rb := objectOf[rbacv1.RoleBinding](t, objs, "RoleBinding", saName)
+	if rb.Namespace != "default" || rb.RoleRef.Name != saName || rb.RoleRef.Kind != "Role" || !reflect.DeepEqual(rb.Subjects, want) {
+		t.Errorf("%s: RoleBinding %s in %q = %+v / %+v", what, saName, rb.Namespace, rb.RoleRef, rb.Subjects)
+	}
 	for _, u := range objs {
 		switch u.GetKind() {
-		case "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Deployment":
+		case "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment":
 		default:
 			t.Errorf("%s: unexpected %s %s", what, u.GetKind(), u.GetName())
 		}

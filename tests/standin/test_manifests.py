@@ -57,7 +57,30 @@ class Manifests(Case):
 
     def test_objects_in_order(self):
         kinds = [re.search(r"^kind: (\S+)$", d, re.M).group(1) for d in self.docs(self.manifests("--taint-after", "300"))]
-        self.assertEqual(kinds, ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Deployment"])
+        self.assertEqual(kinds, ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role",
+                                 "RoleBinding", "Deployment"])
+
+    def test_events_granted_in_default_only(self):
+        on = self.manifests("--taint-after", "300")
+        role = self.doc(on, "Role")
+        self.assertIn("\n  namespace: default\n", role)
+        self.assertEqual(re.findall(r'apiGroups: \[(.*)\]\n\s+resources: \[(.*)\]\n\s+verbs: \[(.*)\]', role),
+                         [('"events.k8s.io"', '"events"', '"create"')])
+        binding = self.doc(on, "RoleBinding")
+        self.assertIn("\n  namespace: default\n", binding)
+        self.assertIn("kind: Role\n  name: noderecover\n", binding)
+        self.assertIn("  - kind: ServiceAccount\n    name: noderecover\n    namespace: noderecover", binding)
+        self.assertNotIn("events", self.doc(on, "ClusterRole"))
+        self.assertNotIn("NODE_RECOVERY_EVENTS", on)
+        # off, and in either dry run (an Event is a write): no Role at all
+        for args, env in ((["--events=false"], {}), ([], {"NODE_RECOVERY_EVENTS": "false"}),
+                          (["--dry-run"], {}), (["--dry-run=server"], {})):
+            with self.subTest(args=args, env=env):
+                out = self.manifests("--taint-after", "300", *args, env=env)
+                self.assertNotRegex(out, r"(?m)^kind: Role")
+                self.assertNotIn("events", re.sub(r"(?m)^#.*$", "", out).replace("NODE_RECOVERY_EVENTS", ""))
+        out = self.manifests("--taint-after", "300", "--events=false")
+        self.assertIn('- name: NODE_RECOVERY_EVENTS\n              value: "false"', out)
 
     def test_delete_only_with_pruning(self):
         off = self.doc(self.manifests("--taint-after", "300"), "ClusterRole")
@@ -121,6 +144,7 @@ class Manifests(Case):
             (["--taint-after", "300", "--server", "https://127.0.0.1:1"], {}),
             (["--taint-after", "300", "--replicas", "2"], {}),
             (["--taint-after"], {}),
+            (["--taint-after", "300", "--events=no"], {}),
         ]
         for args, env in cases:
             with self.subTest(args=args, env=env):
