@@ -3,7 +3,8 @@
 It owns an in-memory set of Node objects and answers the few calls the binary makes the
 way kube-apiserver does where it matters: paged lists with `continue` (and 410 Expired on
 demand), JSON patch (RFC 6902) applied for real with resourceVersion bumped, DELETE with
-uid/resourceVersion preconditions, 401/403/404/409/422/429/503 with the real Status bodies.
+uid/resourceVersion preconditions, 401/403/404/409/422/429/503 with the real Status bodies,
+and events.k8s.io/v1 Events created (validated as kube-apiserver does, stored in posted).
 Faults are injected per request by rules. Every request is recorded.
 
 It never talks to anything but the loopback address it listens on, and every loop in it is
@@ -15,12 +16,14 @@ Use it in-process:
     ... run the binary against srv.url ...
     srv.requests            # every Request seen
     srv.nodes["agent-1"]    # state after the run
+    srv.posted              # Events created, in order
     srv.stop()
 """
 import base64
 import copy
 import json
 import os
+import re
 import shutil
 import socket
 import ssl
@@ -243,6 +246,10 @@ class Request:
     def is_list(self):
         return self.method == "GET" and self.path == "/api/v1/nodes"
 
+    @property
+    def is_event(self):
+        return EVENTS_PATH.match(self.path) is not None
+
     def __repr__(self):
         return "<%s %s -> %s>" % (self.method, self.target, self.status)
 
@@ -321,6 +328,61 @@ def _matcher(method=None, path=None, path_prefix=None, list_only=False, follow_u
     return m
 
 
+# ---------------------------------------------------------------- Events
+
+EVENTS_PATH = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([^/]+)/events$")
+# kube-apiserver's MicroTime layout, RFC3339Micro: exactly six fractional digits
+MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(Z|[+-]\d\d:\d\d)$")
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+QUALIFIED_NAME = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                            r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def event_errors(ev, namespace):
+    """What kube-apiserver's ValidateEventCreate (events.k8s.io/v1) refuses in ev, as its causes."""
+    errs = []
+    md = ev.get("metadata") if isinstance(ev.get("metadata"), dict) else {}
+    name = md.get("name") or ""
+    if not name and not md.get("generateName"):
+        errs.append("metadata.name: Required value: name or generateName is required")
+    elif name and (len(name) > 253 or not DNS_SUBDOMAIN.match(name)):
+        errs.append('metadata.name: Invalid value: "%s": a lowercase RFC 1123 subdomain' % name)
+    if md.get("namespace") not in (None, namespace):
+        errs.append("metadata.namespace: Invalid value: does not match the namespace of the request")
+    t = ev.get("eventTime")
+    if not t:
+        errs.append("eventTime: Required value")
+    elif not isinstance(t, str) or not MICRO_TIME.match(t):
+        errs.append('eventTime: Invalid value: parsing time "%s" as "2006-01-02T15:04:05.000000Z07:00"' % t)
+    if ev.get("type") not in ("Normal", "Warning"):
+        errs.append('type: Unsupported value: "%s": supported values: "Normal", "Warning"' % ev.get("type"))
+    rc = ev.get("reportingController")
+    if not rc:
+        errs.append("reportingController: Required value")
+    elif not isinstance(rc, str) or not QUALIFIED_NAME.match(rc) or len(rc.split("/")[-1]) > 63:
+        errs.append('reportingController: Invalid value: "%s": must be a qualified name' % rc)
+    for f in ("reportingInstance", "action", "reason"):
+        v = ev.get(f)
+        if not v:
+            errs.append("%s: Required value" % f)
+        elif not isinstance(v, str) or len(v) > 128:
+            errs.append("%s: Too long: may not be more than 128 bytes" % f)
+    note = ev.get("note", "")
+    if not isinstance(note, str) or len(note.encode("utf-8")) > 1024:
+        errs.append("note: Too long: may not be more than 1024 bytes")
+    reg = ev.get("regarding") if isinstance(ev.get("regarding"), dict) else {}
+    if not reg.get("namespace") and namespace not in ("default", "kube-system"):
+        errs.append('metadata.namespace: Invalid value: "%s": does not match regarding.namespace' % namespace)
+    for f in ("deprecatedSource", "deprecatedFirstTimestamp", "deprecatedLastTimestamp", "deprecatedCount"):
+        if ev.get(f):
+            errs.append("%s: Invalid value: needs to be unset" % f)
+    series = ev.get("series")
+    if series is not None and (not isinstance(series, dict) or not isinstance(series.get("count"), int)
+                               or series["count"] < 2 or not series.get("lastObservedTime")):
+        errs.append("series: Invalid value: count at least 2 and lastObservedTime required")
+    return errs
+
+
 # ---------------------------------------------------------------- the server
 
 class StandIn:
@@ -334,6 +396,9 @@ class StandIn:
              so a test rotates it by rewriting that file (or set_token()).
     client_ca: require-or-accept client certificates signed by certdir/client-ca.crt.
     verbs:   the verbs granted on nodes (get, list, patch, delete); others get 403.
+    event_verbs: the verbs granted on events.k8s.io events in default (create); () forbids
+             them all, as a cluster without noderecover's Role does. A slow or failing events
+             endpoint is a rule: srv.on(Fault("delay", seconds=5), times=None, path_prefix="/apis/events").
     chunked: send bodies chunked (True) or with Content-Length (False).
     chunk_size: bytes per chunk when chunked (small sizes exercise split reads).
     idle_timeout: close a keep-alive connection silently after this many idle seconds.
@@ -341,8 +406,8 @@ class StandIn:
     """
 
     def __init__(self, certdir, cert="server", nodes=(), token="standin-token-0123456789",
-                 client_ca=False, verbs=("get", "list", "patch", "delete"), chunked=True,
-                 chunk_size=1000, idle_timeout=30.0, close_each=False):
+                 client_ca=False, verbs=("get", "list", "patch", "delete"), event_verbs=("create",),
+                 chunked=True, chunk_size=1000, idle_timeout=30.0, close_each=False):
         self.certdir = certdir
         self.lock = threading.RLock()
         self.nodes = {}
@@ -353,6 +418,8 @@ class StandIn:
         self.token_file = os.path.join(self._tokdir, "token")
         self.set_token(token)
         self.verbs = set(verbs)
+        self.event_verbs = set(event_verbs)
+        self.posted = []  # Events created, as stored (with uid, resourceVersion)
         self.chunked = chunked
         self.chunk_size = chunk_size
         self.idle_timeout = idle_timeout
@@ -434,7 +501,12 @@ class StandIn:
                 and (node is None or r.node_name == node) and (not list_only or r.is_list)]
 
     def mutating(self):
-        return [r for r in self.reqs() if r.method not in ("GET", "HEAD")]
+        """Writes to nodes. Events change no node: they are event_posts()."""
+        return [r for r in self.reqs() if r.method not in ("GET", "HEAD") and not r.is_event]
+
+    def event_posts(self):
+        """Every request about Events, answered or not."""
+        return [r for r in self.reqs() if r.is_event]
 
     def wait_for(self, cond, timeout):
         """Poll cond() until true or timeout seconds; returns its last value."""
@@ -817,6 +889,9 @@ class StandIn:
             if "list" not in self.verbs:
                 return self._forbidden("list")
             return self._list(req)
+        m = EVENTS_PATH.match(req.path)
+        if m:
+            return self._event_create(req, m.group(1))
         name = req.node_name
         if name is None or "/" in name:
             return Reply(404, status_body(404, "NotFound", "the server could not find the requested resource",
@@ -836,6 +911,39 @@ class StandIn:
         if verb == "delete":
             return self._delete(req, name, n)
         return Reply(405, status_body(405, "MethodNotAllowed", "not supported by the stand-in"))
+
+    def _event_create(self, req, ns):
+        """POST of an events.k8s.io/v1 Event: RBAC, the body's type, validation, AlreadyExists."""
+        if req.method != "POST":
+            return Reply(405, status_body(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+        if "create" not in self.event_verbs:
+            return Reply(403, status_body(403, "Forbidden", 'events.events.k8s.io is forbidden: User '
+                                          '"system:serviceaccount:noderecover:noderecover" cannot create resource '
+                                          '"events" in API group "events.k8s.io" in the namespace "%s"' % ns,
+                                          {"group": "events.k8s.io", "kind": "events"}))
+        ct = (req.header("Content-Type") or "").split(";")[0].strip().lower()
+        if ct != "application/json":
+            return Reply(415, status_body(415, "UnsupportedMediaType", '415: Unsupported Media Type: "%s"' % ct))
+        try:
+            ev = json.loads(req.body.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            return Reply(400, status_body(400, "BadRequest", "error decoding Event: %s" % e))
+        if not isinstance(ev, dict) or ev.get("apiVersion") != "events.k8s.io/v1" or ev.get("kind") != "Event":
+            return Reply(400, status_body(400, "BadRequest", "the body is not an events.k8s.io/v1 Event"))
+        name = (ev.get("metadata") or {}).get("name") if isinstance(ev.get("metadata"), dict) else None
+        errs = event_errors(ev, ns)
+        if errs:
+            return Reply(422, status_body(422, "Invalid", 'Event.events.k8s.io "%s" is invalid: %s' % (
+                name, ", ".join(errs)), {"name": name, "group": "events.k8s.io", "kind": "Event",
+                                         "causes": [{"message": e} for e in errs]}))
+        if any(e["metadata"]["name"] == name for e in self.posted):
+            return Reply(409, status_body(409, "AlreadyExists", 'events.events.k8s.io "%s" already exists' % name,
+                                          {"name": name, "group": "events.k8s.io", "kind": "events"}))
+        self.rv += 1
+        ev = copy.deepcopy(ev)
+        ev["metadata"].update({"namespace": ns, "uid": "ev-%d" % self.rv, "resourceVersion": str(self.rv)})
+        self.posted.append(ev)
+        return Reply(201, ev)
 
     @staticmethod
     def _versioned(n):
