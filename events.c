@@ -1,13 +1,14 @@
 /*
  * Events on the Node (events.k8s.io/v1). Owns the Event's JSON, its name, the ten-minute
- * window per node and reason, and the pause after a failed post. Posts through kube_call only;
- * never decides an action, never fails one, never writes a log line but the one its caller's
- * say() is handed. Nothing here allocates: the window is a fixed table.
+ * window per node and reason, and the pause after a failed post. Posts through kube_call_within
+ * only; never decides an action, never fails one; says one line when posts start failing and
+ * one when they work again. Nothing here allocates: the window is a fixed table.
  */
 #include <stdio.h>
 #include <string.h>
 #include "events.h"
 #include "json.h"
+#include "say.h"
 #include "text.h"
 
 #define EVENTS_PATH "/apis/events.k8s.io/v1/namespaces/" EVENTS_NAMESPACE "/events"
@@ -62,12 +63,11 @@ static int64_t mono_seconds(void)
 }
 
 void events_init(struct events *e, struct kube *kc, const volatile sig_atomic_t *stop,
-    const char *instance, const char *self, int on, events_say_fn say)
+    const char *instance, const char *self, int on)
 {
 	memset(e, 0, sizeof *e);
 	e->kc = kc;
 	e->stop = stop;
-	e->say = say;
 	e->on = on != 0;
 	clean(e->instance, sizeof e->instance, instance[0] ? instance : "noderecover");
 	if (kube_name_ok(self))
@@ -157,7 +157,7 @@ int events_due(struct events *e, const char *node, enum events_reason r, int64_t
 /* Posts one Event, unless off, stopping, paused or inside the window; says a failure once. */
 static void post(struct events *e, const char *node, const char *uid, enum events_reason r, const char *note)
 {
-	char body[EVENTS_BODY_MAX], what[NODE_NAME_MAX + 64], line[800];
+	char body[EVENTS_BODY_MAX], what[NODE_NAME_MAX + 64];
 	struct timespec ts;
 	uint64_t ns;
 	int n, st = -1;
@@ -170,14 +170,15 @@ static void post(struct events *e, const char *node, const char *uid, enum event
 	if (ns <= e->last_ns)
 		ns = e->last_ns + 1;
 	e->last_ns = ns;
-	snprintf(what, sizeof what, "posting Event %s about %s", kinds[r].reason, node);
+	snprintf(what, sizeof what, "Posting Event %s about %s", kinds[r].reason, node);
 	n = events_format(body, sizeof body, node, uid, r, note, e->instance, (int64_t)ts.tv_sec, ts.tv_nsec, ns);
+	/* a short deadline of its own: an Event must not hold up the actions after it */
 	if (n >= 0)
-		st = kube_call(e->kc, what, "POST", EVENTS_PATH, body, (size_t)n, NULL, 0);
+		st = kube_call_within(e->kc, EVENTS_DEADLINE_MS, what, "POST", EVENTS_PATH, body, (size_t)n, NULL, 0);
 	/* 409: a retry of a post that got through; the name is ours alone */
 	if (st / 100 == 2 || st == 409) {
-		if (e->failing && e->say)
-			e->say("Events are posted again");
+		if (e->failing)
+			say("Events are posted again");
 		e->failing = 0;
 		return;
 	}
@@ -187,18 +188,8 @@ static void post(struct events *e, const char *node, const char *uid, enum event
 	if (e->failing)
 		return;
 	e->failing = 1;
-	if (n < 0)
-		snprintf(line, sizeof line, "%s: its uid is not UTF-8", what);
-	else
-		snprintf(line, sizeof line, "%s", kube_error(e->kc));
-	/* cut at 700 so the tail always fits */
-	if (strlen(line) > 700)
-		line[700] = '\0';
-	snprintf(line + strlen(line), sizeof line - strlen(line),
-	    "; the action stands, Events pause for %ds, and failing posts are not logged again until one succeeds",
-	    EVENTS_PAUSE);
-	if (e->say)
-		e->say(line);
+	say("%.700s; the action stands, Events pause for %ds, and failing posts are not logged again until one succeeds",
+	    n < 0 ? "An Event's uid is not UTF-8" : kube_error(e->kc), EVENTS_PAUSE);
 }
 
 void events_node(struct events *e, const struct node_facts *f, enum events_reason r, const char *note)

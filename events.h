@@ -1,8 +1,9 @@
 /*
  * Events on the Node: an events.k8s.io/v1 Event for each action and refusal, so `kubectl
  * describe node` says what noderecover did and why. Best effort by design: an Event is posted
- * after its action, a failed post never changes the action's outcome, and a broken or slow
- * events endpoint costs at most one request per EVENTS_PAUSE seconds.
+ * after its action, a failed post never changes the action's outcome, one post takes at most
+ * EVENTS_DEADLINE_MS, and a broken or slow events endpoint costs at most one request per
+ * EVENTS_PAUSE seconds.
  */
 #ifndef EVENTS_H
 #define EVENTS_H
@@ -32,18 +33,15 @@ enum events_reason {
 #define EVENTS_INSTANCE_MAX 128     /* bytes of reportingInstance the API server accepts */
 #define EVENTS_WINDOW 600           /* seconds: at most one Event per node and reason in this long */
 #define EVENTS_PAUSE 60             /* seconds without a post after one failed */
+#define EVENTS_DEADLINE_MS 5000     /* one post, retries and their waits included */
 #define EVENTS_SEEN 1024            /* node+reason pairs remembered for the window */
 #define EVENTS_WAYS 8               /* slots of the table one pair may use */
 #define EVENTS_BODY_MAX 6144        /* an Event's JSON: the note twice over (escaping) and the names */
-
-/* Writes a line to the log (noderecover.c's say). */
-typedef void (*events_say_fn)(const char *line);
 
 /* The poster. Fixed size (about 17 KiB): keep it static. Its fields are events.c's alone. */
 struct events {
 	struct kube *kc;
 	const volatile sig_atomic_t *stop;
-	events_say_fn say;
 	int on;
 	char instance[EVENTS_INSTANCE_MAX + 1];
 	char self[NODE_NAME_MAX + 1];     /* the node noderecover runs on: what storm Events regard */
@@ -58,18 +56,18 @@ struct events {
  * nothing is posted. instance: reportingInstance (the pod's or host's name; cut to
  * EVENTS_INSTANCE_MAX bytes; "" gives "noderecover"). self: the node this runs on ("" when
  * unknown: the storm guard's Events are then not posted). on: 0 for --events=false and for
- * both dry runs (an Event is a write). say: where the one line about a failing post goes.
+ * both dry runs (an Event is a write).
  */
 void events_init(struct events *e, struct kube *kc, const volatile sig_atomic_t *stop,
-    const char *instance, const char *self, int on, events_say_fn say);
+    const char *instance, const char *self, int on);
 
 /*
  * Posts an Event regarding node f (its name and uid), why r, note the words of the log line
  * (cut to EVENTS_NOTE_MAX bytes at a character boundary, control characters made spaces).
  * Nothing is posted when e is off, stopping, paused after a failure, or when the same node and
- * reason had an Event less than EVENTS_WINDOW seconds ago. A failure is said once (not again
- * until a post succeeds) and pauses posting for EVENTS_PAUSE seconds. Returns nothing: an
- * Event never changes what a pass did.
+ * reason had an Event less than EVENTS_WINDOW seconds ago. A failure is said once (say.h; not
+ * again until a post succeeds) and pauses posting for EVENTS_PAUSE seconds. Returns nothing:
+ * an Event never changes what a pass did.
  */
 void events_node(struct events *e, const struct node_facts *f, enum events_reason r, const char *note);
 

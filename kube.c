@@ -316,6 +316,17 @@ int kube_call(struct kube *k, const char *what, const char *method, const char *
 	return r.status;
 }
 
+int kube_call_within(struct kube *k, long ms, const char *what, const char *method, const char *path,
+    const char *body, size_t len, char *out, size_t cap)
+{
+	int r;
+
+	http_until(&k->http, http_later(&k->http, ms));
+	r = kube_call(k, what, method, path, body, len, out, cap);
+	http_until(&k->http, 0);
+	return r;
+}
+
 /* Appends s to dst percent-encoded, as a query value. */
 static int query_escape(char *dst, size_t cap, const char *s)
 {

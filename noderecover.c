@@ -98,6 +98,8 @@ int main(int argc, char **argv)
 	static struct kube_target t;
 	static struct kube kc;
 	static struct pass_loop loop;
+	static struct events events;
+	char host[EVENTS_INSTANCE_MAX + 1] = "";
 	struct pass_result res;
 	char err[1024];
 	int failed;
@@ -136,6 +138,11 @@ int main(int argc, char **argv)
 	loop.kc = &kc;
 	loop.s = &s;
 	loop.stop = &stop;
+	/* in a pod the host name is the pod's name: the reportingInstance client-go would use */
+	if (gethostname(host, sizeof host - 1) < 0)
+		host[0] = '\0';
+	events_init(&events, &kc, &stop, host, s.self_node, s.events && s.dry_run == DRY_RUN_NONE);
+	loop.events = &events;
 	if (s.mode == MODE_ONCE) {
 		failed = pass_run(&loop, &res) < 0;
 		kube_close(&kc);

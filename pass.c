@@ -77,6 +77,16 @@ enum pass_event {
 	PASS_ACTION_FAILED
 };
 
+/* The Event each line is posted as, after it is said; EVENTS_REASONS: none. */
+static const enum events_reason event_of[] = {
+	[PASS_TAINTED] = EVENTS_TAINTED, [PASS_CLEARED] = EVENTS_CLEARED, [PASS_DELETED] = EVENTS_DELETED,
+	[PASS_WOULD] = EVENTS_REASONS,   /* a dry run writes nothing, Events included */
+	[PASS_REFUSED] = EVENTS_DELETE_REFUSED, [PASS_EXCLUDED] = EVENTS_EXCLUDED,
+	[PASS_STORM_ENGAGED] = EVENTS_STORM_ENGAGED, [PASS_STORM_COOLING] = EVENTS_REASONS,
+	[PASS_STORM_LIFTED] = EVENTS_STORM_LIFTED,
+	[PASS_ACTION_FAILED] = EVENTS_REASONS, /* retried next pass; the log says why */
+};
+
 /* Says one line; f: the node it is about, or NULL (the storm guard). */
 __attribute__((format(printf, 4, 5)))
 static void report(struct pass_loop *l, enum pass_event e, const struct node_facts *f, const char *fmt, ...)
@@ -84,13 +94,16 @@ static void report(struct pass_loop *l, enum pass_event e, const struct node_fac
 	char line[SAY_LINE_MAX];
 	va_list ap;
 
-	(void)l;
-	(void)e;
-	(void)f;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	say("%s", line);
+	if (l->events && event_of[e] != EVENTS_REASONS) {
+		if (f)
+			events_node(l->events, f, event_of[e], line);
+		else
+			events_cluster(l->events, event_of[e], line);
+	}
 }
 
 /* Says why a delete was refused. */

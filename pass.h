@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include "events.h"
 #include "kube.h"
 #include "policy.h"
 #include "settings.h"
@@ -24,6 +25,7 @@ struct pass_loop {
 	struct kube *kc;
 	const struct settings *s;
 	volatile sig_atomic_t *stop;      /* set by a signal: finish no more actions */
+	struct events *events;            /* where the Events of report()'s lines go; NULL: none */
 	struct policy_storm storm;
 	uint64_t told[PASS_KEEP_MAX], telling[PASS_KEEP_MAX];
 	int ntold, ntelling;

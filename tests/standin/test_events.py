@@ -16,7 +16,7 @@ CONTROLLER = "github-runner.exadev.io/noderecover"
 LABEL = fixtures.DEFAULT_PRUNE_LABEL
 NO = "github-runner.exadev.io/no-recovery"
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
-FAILED = "posting Event"
+FAILED = "Posting Event"
 SCALE = {"NODERECOVER_TEST_DEADLINE_SCALE": "10"}
 
 

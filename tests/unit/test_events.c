@@ -211,7 +211,7 @@ static struct events e;
 
 static void t_window(void)
 {
-	events_init(&e, NULL, NULL, "i", "server-1", 1, NULL);
+	events_init(&e, NULL, NULL, "i", "server-1", 1);
 	check(events_due(&e, "agent-1", EVENTS_DELETE_REFUSED, 1000) == 1);
 	/* must fail: the same Warning on the same node on the next passes is no new Event */
 	check(events_due(&e, "agent-1", EVENTS_DELETE_REFUSED, 1015) == 0);
@@ -232,7 +232,7 @@ static void t_window_full(void)
 	char name[32];
 	int again = 0, kept = 0;
 
-	events_init(&e, NULL, NULL, "i", "", 1, NULL);
+	events_init(&e, NULL, NULL, "i", "", 1);
 	for (int i = 0; i < 4 * EVENTS_SEEN; i++) {
 		snprintf(name, sizeof name, "agent-%d", i);
 		check(events_due(&e, name, EVENTS_EXCLUDED, 2000 + i / 100) == 1);
@@ -256,10 +256,10 @@ static void t_init(void)
 
 	memset(inst, 'p', sizeof inst - 1);
 	inst[sizeof inst - 1] = '\0';
-	events_init(&e, NULL, NULL, inst, "server-1", 1, NULL);
+	events_init(&e, NULL, NULL, inst, "server-1", 1);
 	check(strlen(e.instance) == EVENTS_INSTANCE_MAX);
 	check(strcmp(e.self, "server-1") == 0);
-	events_init(&e, NULL, NULL, "", "Not A Node", 0, NULL);
+	events_init(&e, NULL, NULL, "", "Not A Node", 0);
 	check(strcmp(e.instance, "noderecover") == 0);
 	check(e.self[0] == '\0');
 	/* off: nothing is due to be posted, and nothing is noted */
