@@ -143,6 +143,19 @@ class Events(Case):
         # one response deadline (3 s when scaled), not one per action
         self.assertLess(r.seconds, 10, self.ctx(r))
 
+    def test_must_fail_an_event_never_waits_out_a_retry_after(self):
+        # kube's retries would wait 6 s twice; an Event has 5 s in all, so it gives up at once
+        self.server(cluster(*[uk("agent-%d" % i, since=400) for i in range(3)]))
+        self.srv.on(Fault("status", status=503, reason="ServiceUnavailable", message="busy",
+                          headers=[("Retry-After", "6")]), times=None, path_prefix="/apis/events.k8s.io/")
+        r = self.once(taint_after=60)
+        self.assertRc(r, 0)
+        for i in range(3):
+            self.assertTainted("agent-%d" % i, r)
+        self.assertEqual(len(self.srv.event_posts()), 1, self.ctx(r))
+        self.assertEqual(r.count(FAILED), 1, self.ctx(r))
+        self.assertLess(r.seconds, 5, self.ctx(r))
+
     def test_events_false_posts_none(self):
         for how in ({"extra": ["--events=false"]}, {"env": {"NODE_RECOVERY_EVENTS": "false"}}):
             with self.subTest(how=how):
@@ -155,10 +168,15 @@ class Events(Case):
     def test_must_fail_dry_runs_post_none(self):
         for flag in ("--dry-run", "--dry-run=server"):
             with self.subTest(flag=flag):
-                self.server(cluster(uk("agent-1", since=400)))
-                r = self.once(taint_after=60, extra=[flag])
-                self.assertRc(r, 0)
+                # an action, an opted-out node and a refusal: each would be an Event outside a dry run
+                cp = fixtures.node("cp-9", ready="Unknown", since=400, server=True, etcd=False,
+                                   labels={LABEL: "true"})
+                self.server(cluster(uk("agent-1", since=400), uk("keep", since=400, labels={NO: "true"}), cp))
+                r = self.once(taint_after=60, prune_after=300, extra=[flag])
+                self.assertRc(r, 1)
                 self.assertLog(r, "Would taint agent-1")
+                self.assertLog(r, "Not tainting keep")
+                self.assertLog(r, "Not deleting cp-9")
                 self.assertEqual(self.srv.event_posts(), [], self.ctx(r))
 
 

@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "events.h"
 #include "check.h"
 
@@ -269,6 +270,68 @@ static void t_init(void)
 	check(events_due(&e, "agent-1", EVENTS_TAINTED, 5000) == 1);
 }
 
+/* The lines events.c says while f runs (stderr captured in a file). */
+static int said(void (*f)(void), char *out, size_t cap)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(2), lines = 0;
+	size_t n;
+
+	if (!tmp || saved < 0)
+		return -1;
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	f();
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	n = fread(out, 1, cap - 1, tmp);
+	out[n] = '\0';
+	fclose(tmp);
+	for (size_t i = 0; i < n; i++)
+		lines += out[i] == '\n';
+	return lines;
+}
+
+static const struct node_facts bad = { .name = "agent-1", .uid = "\xff" }, bad3 = { .name = "agent-3", .uid = "\xff" },
+    good = { .name = "agent-2", .uid = "u" };
+
+static void fail_once(void)
+{
+	events_node(&e, &bad, EVENTS_TAINTED, "x");
+}
+
+static void fail_again(void)
+{
+	events_node(&e, &bad3, EVENTS_TAINTED, "x");
+}
+
+static void fail_paused(void)
+{
+	/* paused: no request is even tried (kc is NULL: one would crash) */
+	events_node(&e, &good, EVENTS_TAINTED, "x");
+	events_cluster(&e, EVENTS_STORM_ENGAGED, "x");
+}
+
+/* A failing post is said once, pauses the next ones, and is not said again while posts fail. */
+static void t_failure_said_once(void)
+{
+	char out[4096];
+
+	events_init(&e, NULL, NULL, "i", "server-1", 1);
+	check(said(fail_once, out, sizeof out) == 1);
+	check(strstr(out, "uid is not UTF-8; the action stands, Events pause for 60s") != NULL);
+	check(e.paused_until > 0);
+	/* must fail if a paused post were tried, or said */
+	check(said(fail_paused, out, sizeof out) == 0);
+	/* a paused Event is not noted in the window: it may be posted after the pause */
+	check(events_due(&e, "agent-2", EVENTS_TAINTED, 100000) == 1);
+	e.paused_until = 0;
+	/* must fail: the second failure in a row is not said */
+	check(said(fail_again, out, sizeof out) == 0);
+	check(e.paused_until > 0);
+}
+
 static const struct test tests[] = {
 	{ "golden", t_golden },
 	{ "kinds", t_kinds },
@@ -279,6 +342,7 @@ static const struct test tests[] = {
 	{ "window", t_window },
 	{ "window_full", t_window_full },
 	{ "init", t_init },
+	{ "failure_said_once", t_failure_said_once },
 	{ 0, 0 },
 };
 
