@@ -54,12 +54,10 @@ static void clean(char *out, size_t cap, const char *s)
 	out[o] = '\0';
 }
 
+/* The monotonic clock in seconds (http.h's clock: the one every deadline is measured by). */
 static int64_t mono_seconds(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec;
+	return http_clock_ms() / 1000;
 }
 
 void events_init(struct events *e, struct kube *kc, const volatile sig_atomic_t *stop,
@@ -118,14 +116,12 @@ int events_format(char *out, size_t cap, const char *node, const char *uid, enum
 	return json_buf_end(&b);
 }
 
-/* FNV-1a of the node's name and the reason: 0 is kept for an empty slot. */
+/* The node's name hash mixed with the reason, spread over the low bits the set is chosen by: 0
+ * is kept for an empty slot. */
 static uint64_t key_of(const char *node, enum events_reason r)
 {
-	uint64_t h = 14695981039346656037ULL;
+	uint64_t h = (text_hash(node) ^ (unsigned)r) * 0x9e3779b97f4a7c15ULL;
 
-	for (; *node; node++)
-		h = (h ^ (unsigned char)*node) * 1099511628211ULL;
-	h = (h ^ (unsigned)r) * 1099511628211ULL;
 	return h ? h : 1;
 }
 

@@ -10,6 +10,7 @@
 #include <time.h>
 #include "pass.h"
 #include "say.h"
+#include "text.h"
 
 struct kept {
 	struct node_facts f;
@@ -273,19 +274,10 @@ static int act(struct pass_loop *l, const struct pass *p, struct kept *k, int ho
 	return r < 0 ? -1 : 0;
 }
 
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 14695981039346656037ULL;   /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 /* An opted-out node that would be tainted or deleted: said once while it stays so. */
 static void say_excluded(struct pass_loop *l, const struct kept *k)
 {
-	uint64_t h = name_hash(k->f.name);
+	uint64_t h = text_hash(k->f.name);
 	int told = 0;
 
 	for (int i = 0; i < l->ntold && !told; i++)

@@ -75,6 +75,16 @@ static inline void text_time(char *out, int64_t t)
 	text_digits(out + 17, (unsigned)(secs % 60), 2);
 }
 
+/* FNV-1a, 64 bits: the one hash of a name for the fixed tables that remember nodes between passes. */
+static inline uint64_t text_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
 /* The shortest piece of the token text_clean redacts wherever it appears. */
 #define TEXT_SECRET_PIECE 8
 
