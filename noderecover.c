@@ -32,6 +32,17 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* Sleeps until the monotonic clock reaches wake (ms), waking at once on a signal. */
+static void sleep_until(int64_t wake)
+{
+	int64_t left;
+
+	while (!stop && (left = wake - http_clock_ms()) > 0) {
+		struct timespec ts = { (time_t)(left / 1000), (long)(left % 1000) * 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 static const char usage[] =
     "usage: noderecover [run|once|manifests|version|help] [options]\n"
     "\n"
@@ -144,11 +155,14 @@ int main(int argc, char **argv)
 		return failed || stop;
 	}
 	while (!stop) {
+		int64_t start = http_clock_ms(), wake = start + s.poll * 1000;
+
 		pass_run(&loop, &res);
-		for (int64_t i = 0; i < s.poll * 10 && !stop; i++) {
-			struct timespec ts = { 0, 100000000 };
-			nanosleep(&ts, NULL);
-		}
+		/* a node about to cross its threshold is acted on then, not up to a poll later;
+		 * the poll stays the longest wait for news */
+		if (res.due_in >= 0 && http_clock_ms() + res.due_in * 1000 < wake)
+			wake = http_clock_ms() + res.due_in * 1000;
+		sleep_until(wake);
 	}
 	kube_close(&kc);
 	say("noderecover stopping on a signal");
