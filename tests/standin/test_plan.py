@@ -111,6 +111,27 @@ class Plan(Case):
         self.assertEqual(act, "taint now: not reporting for 1h6m, taint threshold 1m0s; delete refused: only 2 Ready etcd members, below the floor of 3")
         self.assertIn("storm guard off (--max-unknown 100%)", r.stdout.splitlines()[-1])
 
+    def test_odd_names_and_unreadable_nodes(self):
+        broken = uk("broken", since=400)
+        del broken["metadata"]["uid"]
+        nodes = fixtures.etcd_servers(3) + [ready("self"), ready("odd\x1b[31m\u00e9"), broken] + healthy(4)
+        self.server(nodes)
+        for out in ("table", "json"):
+            r = self.plan("--output", out, taint_after=60)
+            self.assertRc(r, 0)
+            self.assertNotIn("\x1b", r.stdout, "an escape from the API reached the terminal" + self.ctx(r))
+            self.assertNotIn("\u00e9", r.stdout)
+            self.assertIn("odd?[31m??", r.stdout)
+            if out == "json":
+                nodes = {n["name"]: n for n in json.loads(r.stdout)["nodes"]}
+                self.assertEqual(nodes["broken"]["action"], "none")
+                self.assertIn("uid", nodes["broken"]["unreadable"])
+                self.assertEqual(json.loads(r.stdout)["summary"]["unreadable"], 1)
+            else:
+                self.assertRegex(self.rows(r)["broken"][3], r"^none: unreadable \(.*uid.*\); nothing is done to it$")
+                self.assertIn(", 1 unreadable;", r.stdout.splitlines()[-1])
+        self.assertNothingWritten(r)
+
     def test_json(self):
         self.server(cluster())
         r = self.plan("--output", "json", taint_after=60, prune_after=3600)
