@@ -21,20 +21,46 @@ struct kept {
 struct pass {
 	struct node_keys keys;
 	struct policy_settings rules;
-	int64_t now;
+	int64_t now;        /* when the list began, by the API server's clock (else the local one) */
+	int64_t local;      /* ... by the local clock */
+	int64_t date;       /* the first page's Date; -1: it had none we could read */
+	int64_t mono0;      /* ... by the monotonic clock, milliseconds */
+	int64_t due;        /* seconds from now until the first threshold ahead; -1: none */
 	struct policy_summary sum;
 	int nkept, overflow, unreadable;
 	long seen;
+	pass_row_fn row;    /* plan's: every node decided (NULL in a pass) */
+	void *row_ctx;
 	struct kept kept[PASS_KEEP_MAX];
 };
 
-static void on_restart(void *ctx)
+/*
+ * The list (re)starts: "now" is the API server's, from its Date header. lastTransitionTime
+ * is written by the control plane's clock, so a host clock running ahead would otherwise
+ * taint early (ten minutes fast with a five-minute threshold: at once).
+ */
+static void on_page(void *ctx, const struct kube_page *pg)
 {
 	struct pass *p = ctx;
 
+	if (!pg->first)
+		return;
+	if (p->row)
+		p->row(p->row_ctx, &(struct pass_row){ 0 });
 	memset(&p->sum, 0, sizeof p->sum);
 	p->nkept = p->overflow = p->unreadable = 0;
 	p->seen = 0;
+	p->due = -1;
+	p->local = time(NULL);
+	p->date = pg->date;
+	p->now = pg->date >= 0 ? pg->date : p->local;
+	p->mono0 = http_clock_ms();
+}
+
+/* The server's time now: its Date at the list's start, advanced by the monotonic clock. */
+static int64_t pass_now(const struct pass *p)
+{
+	return p->now + (http_clock_ms() - p->mono0) / 1000;
 }
 
 static int on_node(void *ctx, const struct node_facts *f, const char *why)
@@ -49,17 +75,28 @@ static int on_node(void *ctx, const struct node_facts *f, const char *why)
 		say("Could not read node %s (item %ld of the list): %s; it is not acted on this pass",
 		    f->name[0] ? say_printable(f->name, name, sizeof name) : "without a name", p->seen, why);
 		p->unreadable++;
+		if (p->row)
+			p->row(p->row_ctx, &(struct pass_row){ f, NULL, why, 0 });
 		return 0;
 	}
 	k->f = *f;
 	policy_summary_add(&p->sum, &k->f);
-	if (!policy_node(&k->f, &p->rules, p->now, &k->v))
+	if (!policy_node(&k->f, &p->rules, p->now, &k->v)) {
+		if (k->v.due_in >= 0 && (p->due < 0 || k->v.due_in < p->due))
+			p->due = k->v.due_in;
+		if (p->row)
+			p->row(p->row_ctx, &(struct pass_row){ &k->f, &k->v, NULL, 0 });
 		return 0;
+	}
 	if (!kube_name_ok(k->f.name)) {
 		say("Not acting on node '%s': not a valid node name", say_printable(k->f.name, name, sizeof name));
 		p->unreadable++;
+		if (p->row)
+			p->row(p->row_ctx, &(struct pass_row){ &k->f, NULL, "not a valid node name", 0 });
 		return 0;
 	}
+	if (k == &spill && p->row)
+		p->row(p->row_ctx, &(struct pass_row){ &k->f, &k->v, NULL, 1 });
 	if (k == &spill)
 		p->overflow++;
 	else
@@ -128,12 +165,27 @@ static void say_refusal(struct pass_loop *l, const struct kept *k, const struct 
 	}
 }
 
-static int64_t mono_seconds(void)
+/* One line when the local clock and the server's part by more than CLOCK_SKEW_MAX seconds,
+ * one more each time that changes by as much; one when the server sends no Date. */
+#define CLOCK_SKEW_MAX 5
+static void say_clock(struct pass_loop *l, const struct pass *p)
 {
-	struct timespec ts;
+	int64_t skew = p->local - p->date, change = skew - l->skew;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec;
+	if (p->date < 0) {
+		if (!l->no_date_said)
+			say("The API server's answer has no Date header noderecover can read; it goes by the local clock, which taints early if it runs ahead of the control plane's (logged once)");
+		l->no_date_said = 1;
+		return;
+	}
+	if (change >= -CLOCK_SKEW_MAX && change <= CLOCK_SKEW_MAX)
+		return;
+	l->skew = skew;
+	if (skew >= -CLOCK_SKEW_MAX && skew <= CLOCK_SKEW_MAX)
+		say("The local clock agrees with the API server's again (within %ds)", CLOCK_SKEW_MAX);
+	else
+		say("The local clock is %llds %s the API server's; noderecover goes by the server's clock",
+		    (long long)(skew < 0 ? -skew : skew), skew < 0 ? "behind" : "ahead of");
 }
 
 const char *pass_limit_text(const struct settings *s, char *out, size_t n)
@@ -186,7 +238,7 @@ static void say_would(struct pass_loop *l, const struct kept *k)
 }
 
 /* Does one decided action; returns -1 when it failed the pass, else 0 (KUBE_CHANGED: 1). */
-static int act_once(struct pass_loop *l, const struct kept *k, time_t now)
+static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
 {
 	const struct settings *s = l->s;
 	const char *verb = k->v.action == POLICY_TAINT ? "Tainting" : k->v.action == POLICY_CLEAR ? "Clearing" : "Deleting";
@@ -198,7 +250,7 @@ static int act_once(struct pass_loop *l, const struct kept *k, time_t now)
 	}
 	switch (k->v.action) {
 	case POLICY_TAINT:
-		r = kube_taint(l->kc, &k->f, s->annotation, now);
+		r = kube_taint(l->kc, &k->f, s->annotation, (time_t)now);
 		break;
 	case POLICY_CLEAR:
 		r = kube_clear(l->kc, &k->f, s->annotation);
@@ -246,7 +298,7 @@ static int act_once(struct pass_loop *l, const struct kept *k, time_t now)
  */
 static int act(struct pass_loop *l, const struct pass *p, struct kept *k, int holding)
 {
-	int r = act_once(l, k, time(NULL));
+	int r = act_once(l, k, pass_now(p));
 
 	for (int tries = 0; r == 1 && !*l->stop; tries++) {
 		if (tries == KUBE_CONFLICT_RETRIES) {
@@ -263,13 +315,13 @@ static int act(struct pass_loop *l, const struct pass *p, struct kept *k, int ho
 			say("%s changed since it was listed, and reading it again failed: %s; next pass", k->f.name, kube_error(l->kc));
 			return -1;
 		}
-		policy_node(&k->f, &p->rules, time(NULL), &k->v);
+		policy_node(&k->f, &p->rules, pass_now(p), &k->v);
 		policy_resolve(&k->v, &p->sum, holding);
 		if (k->v.action == POLICY_NONE) {
 			say("%s changed since it was listed; nothing to do now", k->f.name);
 			return 0;
 		}
-		r = act_once(l, k, time(NULL));
+		r = act_once(l, k, pass_now(p));
 	}
 	return r < 0 ? -1 : 0;
 }
@@ -289,6 +341,24 @@ static void say_excluded(struct pass_loop *l, const struct kept *k)
 		    k->v.excluded == POLICY_DELETE ? "deleting" : "tainting", k->f.name, l->s->exclude_label);
 }
 
+/* Reads the whole list into p, or says why not. Nothing is done until the whole list is
+ * read: quorum needs every page, and a list that broke halfway is no ground to act on. */
+static int list(struct pass_loop *l, struct pass *p)
+{
+	const struct settings *s = l->s;
+
+	p->keys = (struct node_keys){ s->prune_label, s->annotation, s->exclude_label };
+	p->rules = (struct policy_settings){ s->taint_after, s->prune_after, s->self_node };
+	if (kube_list_nodes(l->kc, s->page_size, &p->keys, on_page, on_node, p) == KUBE_OK)
+		return 0;
+	/* a stop is not a failure to report, only a pass cut short */
+	if (*l->stop)
+		say("Listing nodes cut short by a signal; no node acted on this pass");
+	else
+		say("Listing nodes failed: %s; no node acted on this pass", kube_error(l->kc));
+	return -1;
+}
+
 int pass_run(struct pass_loop *l, struct pass_result *res)
 {
 	const struct settings *s = l->s;
@@ -299,27 +369,17 @@ int pass_run(struct pass_loop *l, struct pass_result *res)
 
 	memset(res, 0, sizeof *res);
 	res->due_in = -1;
-	p.keys = (struct node_keys){ s->prune_label, s->annotation, s->exclude_label };
-	p.rules = (struct policy_settings){ s->taint_after, s->prune_after, s->self_node };
-	p.now = time(NULL);
-	on_restart(&p);
-	/* Nothing is done until the whole list is read: quorum needs every page, and a list
-	 * that broke halfway is no ground to act on. */
-	if (kube_list_nodes(l->kc, s->page_size, &p.keys, on_node, on_restart, &p) != KUBE_OK) {
-		/* a stop is not a failure to report, only a pass cut short */
-		if (*l->stop)
-			say("Listing nodes cut short by a signal; no node acted on this pass");
-		else
-			say("Listing nodes failed: %s; no node acted on this pass", kube_error(l->kc));
+	if (list(l, &p) < 0) {
 		res->failed = 1;
 		return -1;
 	}
 	res->listed = 1;
 	res->failed = p.unreadable > 0;
+	say_clock(l, &p);
 	/* Every Unknown node counts, our own and those not yet past the threshold: the guard
 	 * asks whether the cluster or the watcher's view of it is broken, not which node is. */
 	limit = policy_unknown_limit(&lim, p.sum.nodes);
-	say_storm(l, policy_storm_step(&l->storm, p.sum.unknown, limit, s->storm_cooldown, mono_seconds()), &p.sum, limit);
+	say_storm(l, policy_storm_step(&l->storm, p.sum.unknown, limit, s->storm_cooldown, http_clock_ms() / 1000), &p.sum, limit);
 	for (int i = 0; i < p.nkept && !*l->stop; i++) {
 		struct kept *k = &p.kept[i];
 		policy_resolve(&k->v, &p.sum, policy_storm_holds(&l->storm));
@@ -341,5 +401,33 @@ int pass_run(struct pass_loop *l, struct pass_result *res)
 		res->failed = 1;
 	}
 	res->failed |= held > 0;
+	if (p.due >= 0)
+		res->due_in = p.due > pass_now(&p) - p.now ? p.due - (pass_now(&p) - p.now) : 0;
 	return res->failed ? -1 : 0;
+}
+
+int pass_plan(struct pass_loop *l, pass_row_fn row, void *ctx, struct pass_plan_result *r)
+{
+	static struct pass p;   /* its own: plan never shares a pass's memory */
+	struct policy_limit lim = { l->s->max_unknown, l->s->max_unknown_percent };
+	struct policy_storm fresh = { POLICY_STORM_OFF, 0 };
+
+	memset(r, 0, sizeof *r);
+	p.row = row;
+	p.row_ctx = ctx;
+	if (list(l, &p) < 0)
+		return -1;
+	say_clock(l, &p);
+	r->sum = p.sum;
+	r->limit = policy_unknown_limit(&lim, p.sum.nodes);
+	policy_storm_step(&fresh, p.sum.unknown, r->limit, l->s->storm_cooldown, 0);
+	r->storm = policy_storm_holds(&fresh);
+	r->now = p.now;
+	r->server_clock = p.date >= 0;
+	r->unreadable = p.unreadable;
+	for (int i = 0; i < p.nkept; i++) {
+		policy_resolve(&p.kept[i].v, &p.sum, r->storm);
+		row(ctx, &(struct pass_row){ &p.kept[i].f, &p.kept[i].v, NULL, 0 });
+	}
+	return 0;
 }

@@ -17,9 +17,9 @@
 
 /*
  * What the loop hands every pass, and what one pass leaves for the next on purpose: the
- * storm guard, and which opted-out nodes needing action were already logged (by a 64-bit hash
- * of the name: fixed memory, and a collision costs at most one line not written). A restart
- * forgets it all. Zero it, then set kc, s and stop. Large: keep it static.
+ * storm guard, the clock skew last logged, and which opted-out nodes needing action were
+ * already logged (by a 64-bit hash of the name: fixed memory, and a collision costs at most
+ * one line not written). A restart forgets it all. Zero it, then set kc, s and stop. Large: keep it static.
  */
 struct pass_loop {
 	struct kube *kc;
@@ -27,6 +27,8 @@ struct pass_loop {
 	volatile sig_atomic_t *stop;      /* set by a signal: finish no more actions */
 	struct events *events;            /* where the Events of report()'s lines go; NULL: none */
 	struct policy_storm storm;
+	int64_t skew;                     /* local minus server clock, seconds, as last logged */
+	int no_date_said;                 /* the server's missing Date was logged */
 	uint64_t told[PASS_KEEP_MAX], telling[PASS_KEEP_MAX];
 	int ntold, ntelling;
 };
@@ -36,11 +38,45 @@ struct pass_result {
 	int failed;      /* the list failed, a node was unreadable, an action failed or was held */
 	int listed;      /* the whole list was read */
 	int64_t due_in;  /* seconds from the end of the pass until the first Unknown node known
-	                    to the pass crosses its taint or prune threshold; -1: none */
+	                    to the pass crosses a threshold that makes it act, by the API
+	                    server's clock; -1: none */
 };
 
 /* Runs one pass. Returns 0 when all went well, -1 when it failed or held an action back. */
 int pass_run(struct pass_loop *l, struct pass_result *r);
+
+/*
+ * One node as `noderecover plan` shows it: its facts and what a pass would do to it.
+ * f == NULL: the list starts (again, after a 410 Expired): forget the rows had so far.
+ */
+struct pass_row {
+	const struct node_facts *f;
+	const struct policy_verdict *v;  /* after policy_resolve; NULL when unreadable */
+	const char *unreadable;          /* why nothing may be done to it, else NULL */
+	int next_pass;                   /* it needs action, but more than PASS_KEEP_MAX nodes do:
+	                                    a pass leaves it for the next (v is not resolved) */
+};
+typedef void (*pass_row_fn)(void *ctx, const struct pass_row *row);
+
+/* What the whole list said, for plan's summary. */
+struct pass_plan_result {
+	struct policy_summary sum;
+	long limit;         /* the storm guard's limit for this list; -1: off */
+	int storm;          /* a fresh guard engages on this list */
+	int64_t now;        /* the list's start by the API server's clock (the local one without a Date) */
+	int server_clock;   /* now came from the server's Date */
+	int unreadable;     /* nodes that could not be read or named */
+};
+
+/*
+ * What a pass would do now, decided by the pass's own code with nothing sent but the list:
+ * the same list and callbacks, policy_node, policy_resolve with the verdict of a fresh storm
+ * guard (a running watcher's cooldown is not known here), the server's clock. row() gets every
+ * node: those needing nothing as the list streams (so the caller, not the pass, holds them;
+ * the loop's path stays allocation-free), those kept for action after the whole list is read.
+ * Nothing is said but failures. Returns 0 when the whole list was read, -1 when not (logged).
+ */
+int pass_plan(struct pass_loop *l, pass_row_fn row, void *ctx, struct pass_plan_result *r);
 
 /* The storm guard's limit as a person set it ("50%" or "7"), for log lines. */
 const char *pass_limit_text(const struct settings *s, char *out, size_t n);
