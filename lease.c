@@ -225,19 +225,25 @@ int lease_release(struct lease *l, int64_t wall_sec, long wall_usec)
 	l->leader = 0;
 	lease_microtime(now, wall_sec, wall_usec);
 	snprintf(what, sizeof what, "releasing lease %s/%s", l->ns, l->name);
-	for (int tries = 0; tries < 2; tries++) {
-		if (!l->seen.have || strcmp(l->seen.rec.holder, l->id) != 0)
-			return 0;
+	for (int tries = 0; tries < 3; tries++) {
+		/* Not ours as last seen, or written since (409), or our last write's answer was cut
+		 * short: read it, and release it only if it is ours. */
+		if (tries > 0 || !l->seen.have || strcmp(l->seen.rec.holder, l->id) != 0) {
+			st = call(l, what, "GET", NULL, &r);
+			if (st == 404)
+				return 0;
+			if (st != 200)
+				return -1;
+			lease_observe(&l->seen, &r, l->seen.since_ms);
+			if (strcmp(l->seen.rec.holder, l->id) != 0)
+				return 0;
+		}
 		struct lease_spec s = { "", 1, now, now, l->seen.rec.transitions };
 		st = write_spec(l, what, l->seen.rec.rv, &s, l->seen.since_ms);
 		if (st >= 200 && st <= 299)
 			return 1;
 		if (st != 409)
 			return -1;
-		/* written since we last saw it: release it only if it is still ours */
-		if (call(l, what, "GET", NULL, &r) != 200)
-			return -1;
-		lease_observe(&l->seen, &r, l->seen.since_ms);
 	}
 	return text_fail(l->err, sizeof l->err, "%s: it kept changing", what);
 }

@@ -115,8 +115,10 @@ const char *lease_holder(const struct lease *l);
 
 /*
  * Gives the Lease up, as client-go's ReleaseOnCancel: when we hold it, a PUT with holderIdentity
- * "", leaseDurationSeconds 1, acquireTime = renewTime = wall, leaseTransitions kept; on 409 it
- * reads the Lease again and releases it only if it is still ours. 1 released, 0 not ours, -1 failed.
+ * "", leaseDurationSeconds 1, acquireTime = renewTime = wall, leaseTransitions kept. When the
+ * record last seen is not ours (our last write's answer may have been cut short), or the PUT
+ * gets 409, it reads the Lease first and releases it only if it is ours. 1 released, 0 not
+ * ours, -1 failed (lease_error).
  */
 int lease_release(struct lease *l, int64_t wall_sec, long wall_usec);
 
