@@ -1141,6 +1141,84 @@ int json_status(const char *body, size_t len, char *reason, size_t rlen, char *m
 		str_log(d.js + pool[at[1]].start, (size_t)(pool[at[1]].end - pool[at[1]].start), msg, mlen);
 	return 0;
 }
+
+/* A string member of a Lease at token i (-1: absent) into out: absent or null is "". */
+static int lease_str(const struct doc *d, int i, const char *path, char *out, size_t cap)
+{
+	out[0] = '\0';
+	if (i < 0 || is_null(d, i))
+		return 0;
+	if (pool[i].type != JSMN_STRING)
+		return wrong(d, i, '"', path, -1, NULL);
+	if (str_copy(d->js + pool[i].start, (size_t)(pool[i].end - pool[i].start), out, cap) < 0)
+		return text_fail(d->why, d->whylen, "%s is longer than %zu bytes or holds a NUL (byte %zu)", path, cap - 1,
+		    d->base + (size_t)pool[i].start);
+	return 0;
+}
+
+/* A whole-number member of a Lease at token i (-1: absent) into *out: absent or null is 0. */
+static int lease_int(const struct doc *d, int i, const char *path, long *out)
+{
+	const char *v;
+	size_t n;
+	long x = 0;
+
+	*out = 0;
+	if (i < 0 || is_null(d, i))
+		return 0;
+	v = d->js + pool[i].start;
+	n = (size_t)(pool[i].end - pool[i].start);
+	for (size_t k = 0; k < n && x >= 0; k++)
+		x = v[k] >= '0' && v[k] <= '9' ? x * 10 + (v[k] - '0') : -1;
+	if (pool[i].type != JSMN_PRIMITIVE || n == 0 || n > 10 || x < 0 || x > 2147483647L)
+		return text_fail(d->why, d->whylen, "%s is not a whole number from 0 to 2147483647 (byte %zu)", path,
+		    d->base + (size_t)pool[i].start);
+	*out = x;
+	return 0;
+}
+
+/* A Lease's resourceVersion and spec, for leader election. */
+int json_lease(const char *body, size_t len, struct json_lease *l, char *why, size_t whylen)
+{
+	static const struct name top[] = { NAME("metadata"), NAME("spec") };
+	static const struct name meta[] = { NAME("resourceVersion") };
+	static const struct name spec[] = { NAME("holderIdentity"), NAME("leaseDurationSeconds"),
+		NAME("acquireTime"), NAME("renewTime"), NAME("leaseTransitions") };
+	struct doc d = { .why = why, .whylen = whylen };
+	int at[2], m[1], sp[5] = { -1, -1, -1, -1, -1 };
+	size_t b = 0, bad;
+
+	memset(l, 0, sizeof *l);
+	while (b < len && is_ws((unsigned char)body[b]))
+		b++;
+	if (json_check(body, len, &bad, why, whylen) < 0)
+		return text_fail(why, whylen, "the Lease is not valid JSON (byte %zu)", bad);
+	if (b == len || body[b] != '{')
+		return text_fail(why, whylen, "the Lease is not a JSON object");
+	if (tokenize(&d, body + b, len - b, b, "the Lease") < 0 || lookup(&d, 0, top, 2, at, 0, "", -1) < 0)
+		return -1;
+	if (at[0] < 0 || pool[at[0]].type != JSMN_OBJECT)
+		return at[0] < 0 ? text_fail(why, whylen, "metadata is missing") : wrong(&d, at[0], '{', "metadata", -1, NULL);
+	if (lookup(&d, at[0], meta, 1, m, 0, "metadata", -1) < 0 ||
+	    lease_str(&d, m[0], "metadata.resourceVersion", l->rv, sizeof l->rv) < 0)
+		return -1;
+	if (!l->rv[0])
+		return text_fail(why, whylen, "metadata.resourceVersion is missing or empty");
+	if (at[1] >= 0 && !is_null(&d, at[1])) {
+		if (pool[at[1]].type != JSMN_OBJECT)
+			return wrong(&d, at[1], '{', "spec", -1, NULL);
+		if (lookup(&d, at[1], spec, 5, sp, 0, "spec", -1) < 0)
+			return -1;
+	}
+	if (lease_str(&d, sp[0], "spec.holderIdentity", l->holder, sizeof l->holder) < 0 ||
+	    lease_int(&d, sp[1], "spec.leaseDurationSeconds", &l->duration) < 0 ||
+	    lease_str(&d, sp[2], "spec.acquireTime", l->acquire, sizeof l->acquire) < 0 ||
+	    lease_str(&d, sp[3], "spec.renewTime", l->renew, sizeof l->renew) < 0 ||
+	    lease_int(&d, sp[4], "spec.leaseTransitions", &l->transitions) < 0)
+		return -1;
+	return 0;
+}
+
 /* The writer. */
 void json_buf_init(struct json_buf *b, char *p, size_t cap)
 {

@@ -139,6 +139,30 @@ int json_check(const char *s, size_t len, size_t *at, char *why, size_t whylen);
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen);
 
 /*
+ * What leader election reads of a coordination.k8s.io/v1 Lease: metadata.resourceVersion and
+ * the spec's fields. Times are kept as written (MicroTime strings), never interpreted: another
+ * holder's clock is not ours to compare with.
+ */
+#define JSON_LEASE_ID_MAX 253     /* holderIdentity: a pod name and a suffix */
+#define JSON_LEASE_TIME_MAX 39    /* a MicroTime, "2026-12-01T16:27:36.123456Z", with room */
+struct json_lease {
+	char rv[NODE_RV_MAX + 1];
+	char holder[JSON_LEASE_ID_MAX + 1]; /* "" when absent, null or empty: nobody holds it */
+	char acquire[JSON_LEASE_TIME_MAX + 1], renew[JSON_LEASE_TIME_MAX + 1]; /* "" when absent or null */
+	long duration;                      /* leaseDurationSeconds; 0 when absent or null */
+	long transitions;                   /* leaseTransitions; 0 when absent or null */
+};
+/*
+ * Reads a Lease from body[0..len) into *l. Returns 0, or -1 with one line in why saying which
+ * member and what was wrong: the body is not one valid JSON object; metadata.resourceVersion is
+ * missing, empty or too long; metadata or spec is not an object; holderIdentity, acquireTime or
+ * renewTime is not a string, holds a NUL or is longer than its field; leaseDurationSeconds or
+ * leaseTransitions is not a whole number from 0 to 2^31 - 1; a member read appears twice. A
+ * Lease that cannot be read is never taken over nor renewed. Uses json.c's token pool.
+ */
+int json_lease(const char *body, size_t len, struct json_lease *l, char *why, size_t whylen);
+
+/*
  * A bounded writer for request bodies. Appends never write past cap (one byte is kept for the
  * final NUL); once something did not fit, or a string was not valid UTF-8 (the API server would
  * change it), overflow stays set and json_buf_end returns -1.

@@ -37,7 +37,8 @@ enum kind {
 	LIMIT,     /* the storm guard's limit, N or P% (max_unknown, max_unknown_percent) */
 	DRY_RUN,   /* enum settings_dry_run, as the variable spells it */
 	BOOL,      /* int field, as true or false */
-	FIELD      /* the pod's own field (downward API), named in .field */
+	FIELD,     /* the pod's own field (downward API), named in .field */
+	FIXED      /* always the text in .field, whatever the settings */
 };
 
 /* Events are a write: none in a dry run, so no grant for them either. */
@@ -73,6 +74,10 @@ static const struct pass_on pass_ons[] = {
 	{ "NODE_RECOVERY_EVENTS", NULL, events_off, BOOL, offsetof(struct settings, events), NULL },
 	/* never the node `manifests` ran on: the one the pod is scheduled to */
 	{ "NODE_RECOVERY_SELF_NODE", NULL, always, FIELD, 0, "spec.nodeName" },
+	/* two replicas, one acting: the holder of a Lease in the pod's own namespace */
+	{ "NODE_RECOVERY_LEADER_ELECT", NULL, always, FIXED, 0, "true" },
+	{ "NODE_RECOVERY_LEASE_NAME", NULL, always, TEXT, offsetof(struct settings, lease_name), NULL },
+	{ "POD_NAME", NULL, always, FIELD, 0, "metadata.name" },
 	{ NULL, "--page-size", always, COUNT, offsetof(struct settings, page_size), NULL },
 };
 
@@ -85,6 +90,7 @@ struct grant {
 static const struct grant grants[] = {
 	{ always, NULL, "", "nodes", "\"get\", \"list\", \"patch\"", "read nodes, taint and annotate them" },
 	{ pruning, NULL, "", "nodes", "\"delete\"", "pruning is on: RBAC cannot narrow this to labelled nodes, so the pod runs on control-plane nodes" },
+	{ always, NAME, "coordination.k8s.io", "leases", "\"get\", \"create\", \"update\"", "leader election: only the holder of the Lease acts" },
 	/* an Event about a cluster-scoped Node lives in default (or kube-system): a Role there, not a ClusterRole */
 	{ eventing, "default", "events.k8s.io", "events", "\"create\"", "Events on the Node (kubectl describe node), in default only" },
 };
@@ -130,6 +136,8 @@ static const char *value(const struct pass_on *p, const struct settings *s, char
 		return s->dry_run == DRY_RUN_SERVER ? "server" : "true";
 	case BOOL:
 		return *(const int *)(const void *)base ? "true" : "false";
+	case FIXED:
+		return p->field;
 	case FIELD:
 		break;
 	}
@@ -200,14 +208,23 @@ static void rbac(FILE *f, const struct settings *s)
  * cannot reach. Without, nothing pins it; either way it leaves a dead node after 10 s. */
 static void placement(FILE *f, const struct settings *s)
 {
+	fputs("      affinity:\n", f);
 	if (pruning(s))
-		fputs("      affinity:\n"
-		    "        nodeAffinity:\n"
+		fputs("        nodeAffinity:\n"
 		    "          requiredDuringSchedulingIgnoredDuringExecution:\n"
 		    "            nodeSelectorTerms:\n"
 		    "              - matchExpressions:\n"
 		    "                  - key: node-role.kubernetes.io/control-plane\n"
 		    "                    operator: Exists\n", f);
+	/* two replicas on one node would both go with it */
+	fputs("        podAntiAffinity:\n"
+	    "          preferredDuringSchedulingIgnoredDuringExecution:\n"
+	    "            - weight: 100\n"
+	    "              podAffinityTerm:\n"
+	    "                topologyKey: kubernetes.io/hostname\n"
+	    "                labelSelector:\n"
+	    "                  matchLabels:\n"
+	    "                    app.kubernetes.io/name: " NAME "\n", f);
 	fputs("      tolerations:\n", f);
 	if (pruning(s))
 		fputs("        - key: node-role.kubernetes.io/control-plane\n"
@@ -230,9 +247,7 @@ static void deployment(FILE *f, const struct settings *s, const char *image)
 
 	header(f, "apps/v1", "Deployment", NAME);
 	fputs("spec:\n"
-	    "  replicas: 1            # never two watchers at once\n"
-	    "  strategy:\n"
-	    "    type: Recreate\n"
+	    "  replicas: 2            # one acts, holding the Lease; the other takes over within 25 s\n"
 	    "  selector:\n"
 	    "    matchLabels:\n"
 	    "      app.kubernetes.io/name: " NAME "\n"

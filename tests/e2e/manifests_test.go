@@ -19,8 +19,14 @@ import (
 
 func objectOf[T any](t *testing.T, objs []*unstructured.Unstructured, kind, name string) *T {
 	t.Helper()
+	return objectIn[T](t, objs, kind, "", name)
+}
+
+// objectIn is objectOf in namespace ns ("": any), for a name two namespaces use (the Roles).
+func objectIn[T any](t *testing.T, objs []*unstructured.Unstructured, kind, ns, name string) *T {
+	t.Helper()
 	for _, u := range objs {
-		if u.GetKind() == kind && u.GetName() == name {
+		if u.GetKind() == kind && u.GetName() == name && (ns == "" || u.GetNamespace() == ns) {
 			var out T
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, &out, true); err != nil {
 				t.Fatalf("%s %s: %v", kind, name, err)
@@ -52,13 +58,23 @@ func checkRole(t *testing.T, what string, objs []*unstructured.Unstructured, ver
 	if b.RoleRef.Name != saName || b.RoleRef.Kind != "ClusterRole" || !reflect.DeepEqual(b.Subjects, want) {
 		t.Errorf("%s: ClusterRoleBinding %s = %+v / %+v", what, saName, b.RoleRef, b.Subjects)
 	}
+	// leader election: a Role in its own namespace, get, create and update on leases only
+	lr := objectIn[rbacv1.Role](t, objs, "Role", saNamespace, saName)
+	if lr.Namespace != saNamespace || len(lr.Rules) != 1 || !reflect.DeepEqual(lr.Rules[0].APIGroups, []string{"coordination.k8s.io"}) ||
+		!reflect.DeepEqual(lr.Rules[0].Resources, []string{"leases"}) || !reflect.DeepEqual(lr.Rules[0].Verbs, []string{"get", "create", "update"}) {
+		t.Errorf("%s: Role %s = %+v, want get, create, update on leases in %s", what, saName, lr, saNamespace)
+	}
+	rb := objectIn[rbacv1.RoleBinding](t, objs, "RoleBinding", saNamespace, saName)
+	if rb.Namespace != saNamespace || rb.RoleRef.Kind != "Role" || rb.RoleRef.Name != saName || !reflect.DeepEqual(rb.Subjects, want) {
+		t.Errorf("%s: RoleBinding %s = %+v / %+v", what, saName, rb.RoleRef, rb.Subjects)
+	}
 	// Events: create on events.k8s.io events, in default alone (a Role, never a ClusterRole)
-	er := objectOf[rbacv1.Role](t, objs, "Role", saName)
+	er := objectIn[rbacv1.Role](t, objs, "Role", "default", saName)
 	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create"}}}
 	if er.Namespace != "default" || !reflect.DeepEqual(er.Rules, wantRules) {
 		t.Errorf("%s: Role %s in %q grants %+v, want %+v in default", what, saName, er.Namespace, er.Rules, wantRules)
 	}
-	rb := objectOf[rbacv1.RoleBinding](t, objs, "RoleBinding", saName)
+	rb = objectIn[rbacv1.RoleBinding](t, objs, "RoleBinding", "default", saName)
 	if rb.Namespace != "default" || rb.RoleRef.Name != saName || rb.RoleRef.Kind != "Role" || !reflect.DeepEqual(rb.Subjects, want) {
 		t.Errorf("%s: RoleBinding %s in %q = %+v / %+v", what, saName, rb.Namespace, rb.RoleRef, rb.Subjects)
 	}
@@ -76,8 +92,8 @@ func checkPod(t *testing.T, file string, objs []*unstructured.Unstructured, prun
 	if d.Namespace != saNamespace || d.Spec.Template.Spec.ServiceAccountName != saName {
 		t.Errorf("%s: namespace %q, serviceAccountName %q", file, d.Namespace, d.Spec.Template.Spec.ServiceAccountName)
 	}
-	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
-		t.Errorf("%s: want one replica, Recreate (never two watchers at once)", file)
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
+		t.Errorf("%s: want two replicas (one leads)", file)
 	}
 	ps := d.Spec.Template.Spec
 	psc := ps.SecurityContext
@@ -101,6 +117,12 @@ func checkPod(t *testing.T, file string, objs []*unstructured.Unstructured, prun
 	}
 	if e, ok := env["NODE_RECOVERY_SELF_NODE"]; !ok || e.ValueFrom == nil || e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != "spec.nodeName" {
 		t.Errorf("%s: NODE_RECOVERY_SELF_NODE must come from spec.nodeName", file)
+	}
+	if e, ok := env["NODE_RECOVERY_LEADER_ELECT"]; !ok || e.Value != "true" {
+		t.Errorf("%s: two replicas need NODE_RECOVERY_LEADER_ELECT=true", file)
+	}
+	if e, ok := env["POD_NAME"]; !ok || e.ValueFrom == nil || e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != "metadata.name" {
+		t.Errorf("%s: POD_NAME must come from metadata.name", file)
 	}
 	if e, ok := env["NODE_RECOVERY_AFTER_SECONDS"]; !ok || e.Value == "" {
 		t.Errorf("%s: NODE_RECOVERY_AFTER_SECONDS (required) not set", file)

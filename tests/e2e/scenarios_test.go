@@ -122,6 +122,7 @@ func TestNodeRecover(t *testing.T) {
 	t.Run("10_opt_out_label", func(t *testing.T) { scenarioOptOut(t, c, tokenFile) })
 	t.Run("11_conflict_retry", func(t *testing.T) { scenarioConflictRetry(t, c, tokenFile) })
 	t.Run("12_threshold_wake", func(t *testing.T) { scenarioThreshold(t, c, tokenFile) })
+	t.Run("13_leader_election", func(t *testing.T) { scenarioLease(t, c) })
 	// Pruning off again is the pruning-off output applied again: the token loses delete.
 	applyManifests(t, c, false)
 	t.Run("5d_permissions_after_pruning_off_again", func(t *testing.T) { permissions(t, c, false) })

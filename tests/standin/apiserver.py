@@ -3,7 +3,8 @@
 It owns an in-memory set of Node objects and answers the few calls the binary makes the
 way kube-apiserver does where it matters: paged lists with `continue` (and 410 Expired on
 demand), JSON patch (RFC 6902) applied for real with resourceVersion bumped, DELETE with
-uid/resourceVersion preconditions, 401/403/404/409/422/429/503 with the real Status bodies,
+uid/resourceVersion preconditions, 401/403/404/409/422/429/503 with the real Status bodies;
+and coordination.k8s.io/v1 Leases (GET, POST, PUT with the resourceVersion test: 409);
 and events.k8s.io/v1 Events created (validated as kube-apiserver does, stored in posted).
 Faults are injected per request by rules. Every request is recorded.
 
@@ -36,6 +37,9 @@ __all__ = ["StandIn", "Request", "Reply", "Fault", "apply_patch", "PatchError", 
 
 MAX_REQUEST_HEADER = 64 * 1024
 MAX_REQUEST_BODY = 4 * 1024 * 1024
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/"
+# metav1.MicroTime as kube-apiserver reads it (RFC3339Micro): exactly six fractional digits
+MICROTIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
 
 
 # ---------------------------------------------------------------- JSON, as Go writes it
@@ -399,6 +403,7 @@ class StandIn:
     event_verbs: the verbs granted on events.k8s.io events in default (create); () forbids
              them all, as a cluster without noderecover's Role does. A slow or failing events
              endpoint is a rule: srv.on(Fault("delay", seconds=5), times=None, path_prefix="/apis/events").
+    tokens:  further bearer tokens accepted (one per replica, so requests tell who sent them).
     chunked: send bodies chunked (True) or with Content-Length (False).
     chunk_size: bytes per chunk when chunked (small sizes exercise split reads).
     idle_timeout: close a keep-alive connection silently after this many idle seconds.
@@ -407,8 +412,10 @@ class StandIn:
 
     def __init__(self, certdir, cert="server", nodes=(), token="standin-token-0123456789",
                  client_ca=False, verbs=("get", "list", "patch", "delete"), event_verbs=("create",),
-                 chunked=True, chunk_size=1000, idle_timeout=30.0, close_each=False):
+                 chunked=True, chunk_size=1000, idle_timeout=30.0, close_each=False, tokens=()):
         self.certdir = certdir
+        self.tokens = set(tokens)
+        self.leases = {}  # (namespace, name) -> Lease
         self.lock = threading.RLock()
         self.nodes = {}
         self.rv = 1000
@@ -864,7 +871,7 @@ class StandIn:
         except OSError:
             want = None
         got = req.header("Authorization", "")
-        return bool(want) and got == "Bearer " + want
+        return (bool(want) and got == "Bearer " + want) or got[len("Bearer "):] in self.tokens
 
     def _forbidden(self, verb, name=None):
         who = 'User "system:serviceaccount:kube-system:node-recovery"'
@@ -888,6 +895,8 @@ class StandIn:
     def _handle_locked(self, req):
         if not self._auth(req):
             return Reply(401, status_body(401, "Unauthorized", "Unauthorized"))
+        if req.path.startswith(LEASES):
+            return self._lease(req)
         if req.path == "/api/v1/nodes":
             if req.method != "GET":
                 return Reply(405, status_body(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
@@ -1134,6 +1143,56 @@ class StandIn:
         gone = self._versioned(n)
         return Reply(200, gone)
 
+    def lease(self, ns, name):
+        with self.lock:
+            return copy.deepcopy(self.leases.get((ns, name)))
+
+    def _lease(self, req):
+        parts = req.path[len(LEASES):].split("/")
+        if len(parts) not in (2, 3) or parts[1] != "leases" or (len(parts) == 3 and not parts[2]):
+            return Reply(404, status_body(404, "NotFound", "the server could not find the requested resource", {}))
+        ns, name = parts[0], parts[2] if len(parts) == 3 else None
+        cur = self.leases.get((ns, name)) if name else None
+        if req.method == "GET" and name:
+            if cur is None:
+                return Reply(404, status_body(404, "NotFound", 'leases.coordination.k8s.io "%s" not found' % name,
+                                              {"name": name, "group": "coordination.k8s.io", "kind": "leases"}))
+            return Reply(200, cur)
+        if req.method not in ("POST", "PUT") or (req.method == "POST") != (name is None):
+            return Reply(405, status_body(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+        try:
+            obj = json.loads(req.body.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            return Reply(400, status_body(400, "BadRequest", "error decoding Lease: %s" % e))
+        md, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        for k in ("acquireTime", "renewTime"):
+            if k in spec and not (isinstance(spec[k], str) and MICROTIME.match(spec[k])):
+                return Reply(400, status_body(400, "BadRequest", "Lease in version \"v1\" cannot be handled as a Lease: "
+                                              "parsing time %r: not a MicroTime" % (spec[k],)))
+        if obj.get("kind") != "Lease" or obj.get("apiVersion") != "coordination.k8s.io/v1" or md.get("namespace", ns) != ns:
+            return Reply(400, status_body(400, "BadRequest", "not a coordination.k8s.io/v1 Lease of namespace %s" % ns))
+        if req.method == "POST":
+            name = md.get("name")
+            if (ns, name) in self.leases:
+                return Reply(409, status_body(409, "AlreadyExists", 'leases.coordination.k8s.io "%s" already exists' % name,
+                                              {"name": name, "group": "coordination.k8s.io", "kind": "leases"}))
+            md["uid"] = "lease-uid-%s" % name
+        else:
+            if md.get("name") != name:
+                return Reply(400, status_body(400, "BadRequest", "the name of the object (%s) does not match the name on the URL (%s)" % (md.get("name"), name)))
+            if cur is None:
+                return Reply(404, status_body(404, "NotFound", 'leases.coordination.k8s.io "%s" not found' % name, {}))
+            if md.get("resourceVersion") != cur["metadata"]["resourceVersion"]:
+                return Reply(409, status_body(409, "Conflict", 'Operation cannot be fulfilled on leases.coordination.k8s.io "%s": '
+                                              'the object has been modified; please apply your changes to the latest version and try again' % name,
+                                              {"name": name, "group": "coordination.k8s.io", "kind": "leases"}))
+            md["uid"] = cur["metadata"]["uid"]
+        self.rv += 1
+        md["resourceVersion"] = str(self.rv)
+        md["namespace"] = ns
+        out = {"kind": "Lease", "apiVersion": "coordination.k8s.io/v1", "metadata": md, "spec": spec}
+        self.leases[(ns, name)] = out
+        return Reply(201 if req.method == "POST" else 200, copy.deepcopy(out))
 
 # ---------------------------------------------------------------- standalone use
 

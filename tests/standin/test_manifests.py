@@ -36,8 +36,9 @@ class Manifests(Case):
     def docs(self, out):
         return [d for d in out.split("\n---\n")[1:]]
 
-    def doc(self, out, kind):
-        got = [d for d in self.docs(out) if re.search(r"^kind: %s$" % kind, d, re.M)]
+    def doc(self, out, kind, namespace=None):
+        got = [d for d in self.docs(out) if re.search(r"^kind: %s$" % kind, d, re.M)
+               and (namespace is None or re.search(r"^  namespace: %s$" % namespace, d, re.M))]
         self.assertEqual(len(got), 1, "one %s in\n%s" % (kind, out))
         return got[0]
 
@@ -57,17 +58,27 @@ class Manifests(Case):
 
     def test_objects_in_order(self):
         kinds = [re.search(r"^kind: (\S+)$", d, re.M).group(1) for d in self.docs(self.manifests("--taint-after", "300"))]
-        self.assertEqual(kinds, ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role",
-                                 "RoleBinding", "Deployment"])
+        # the Lease's Role in its own namespace, the Events' in default
+        self.assertEqual(kinds, ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+                                 "Role", "RoleBinding", "Deployment"])
+
+    def test_lease_role_in_its_namespace_only(self):
+        for args in (("--taint-after", "300"), ("--taint-after", "300", "--prune-after", "301")):
+            out = self.manifests(*args)
+            role = self.doc(out, "Role", "noderecover")
+            self.assertIn("namespace: noderecover", role)
+            self.assertEqual(re.findall(r"apiGroups: \[(.*)\]", role), ['"coordination.k8s.io"'])
+            self.assertEqual(re.findall(r"resources: \[(.*)\]", role), ['"leases"'])
+            self.assertEqual(re.findall(r"verbs: \[(.*)\]", role), ['"get", "create", "update"'])
+            self.assertNotIn("leases", self.doc(out, "ClusterRole"))
+            self.assertIn("kind: Role\n  name: noderecover", self.doc(out, "RoleBinding", "noderecover"))
 
     def test_events_granted_in_default_only(self):
         on = self.manifests("--taint-after", "300")
-        role = self.doc(on, "Role")
-        self.assertIn("\n  namespace: default\n", role)
+        role = self.doc(on, "Role", "default")
         self.assertEqual(re.findall(r'apiGroups: \[(.*)\]\n\s+resources: \[(.*)\]\n\s+verbs: \[(.*)\]', role),
                          [('"events.k8s.io"', '"events"', '"create"')])
-        binding = self.doc(on, "RoleBinding")
-        self.assertIn("\n  namespace: default\n", binding)
+        binding = self.doc(on, "RoleBinding", "default")
         self.assertIn("kind: Role\n  name: noderecover\n", binding)
         self.assertIn("  - kind: ServiceAccount\n    name: noderecover\n    namespace: noderecover", binding)
         self.assertNotIn("events", self.doc(on, "ClusterRole"))
@@ -77,7 +88,7 @@ class Manifests(Case):
                           (["--dry-run"], {}), (["--dry-run=server"], {})):
             with self.subTest(args=args, env=env):
                 out = self.manifests("--taint-after", "300", *args, env=env)
-                self.assertNotRegex(out, r"(?m)^kind: Role")
+                self.assertNotRegex(out, r"(?m)^  namespace: default$")
                 self.assertNotIn("events", re.sub(r"(?m)^#.*$", "", out).replace("NODE_RECOVERY_EVENTS", ""))
         out = self.manifests("--taint-after", "300", "--events=false")
         self.assertIn('- name: NODE_RECOVERY_EVENTS\n              value: "false"', out)
@@ -104,7 +115,8 @@ class Manifests(Case):
         d = self.doc(self.manifests("--taint-after", "300"), "Deployment")
         for want in ("runAsNonRoot: true", "runAsUser: 65532", "runAsGroup: 65532", "type: RuntimeDefault",
                      "allowPrivilegeEscalation: false", "readOnlyRootFilesystem: true", 'drop: ["ALL"]',
-                     "memory: 16Mi", "replicas: 1", "type: Recreate", "fieldPath: spec.nodeName"):
+                     "memory: 16Mi", "replicas: 2", "fieldPath: spec.nodeName", "fieldPath: metadata.name",
+                     "name: NODE_RECOVERY_LEADER_ELECT\n              value: \"true\""):
             self.assertIn(want, d)
         self.assertNotIn("64Mi", d)
 
@@ -119,7 +131,8 @@ class Manifests(Case):
                                "NODE_RECOVERY_PRUNE_LABEL": "example.com/gone", "NODE_RECOVERY_POLL_SECONDS": "7",
                                "NODE_RECOVERY_ANNOTATION": "example.com/oos", "NODE_RECOVERY_MAX_UNKNOWN": "7",
                                "NODE_RECOVERY_STORM_COOLDOWN": "45", "NODE_RECOVERY_EXCLUDE_LABEL": "example.com/keep",
-                               "NODE_RECOVERY_DRY_RUN": "server"})
+                               "NODE_RECOVERY_DRY_RUN": "server", "NODE_RECOVERY_LEADER_ELECT": "true",
+                               "NODE_RECOVERY_LEASE_NAME": "noderecover"})
         self.assertIn('args: ["run", "--page-size", "50"]', out)
         self.assertIn("taint after 120s, pruning on", out)
 

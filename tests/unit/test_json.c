@@ -1240,7 +1240,63 @@ static void t_check(void)
 	check(json_check("[1,", 3, &at, w, sizeof w) == -1 && at == 3 && strcmp(w, "the text ended early") == 0);
 }
 
+
+/* A Lease as the API server answers it, and every way it may not be read. */
+static void t_lease(void)
+{
+	static const char ok[] = "{\"kind\":\"Lease\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{\"name\":\"noderecover\","
+	    "\"namespace\":\"kube-system\",\"uid\":\"u\",\"resourceVersion\":\"4711\",\"managedFields\":[{\"manager\":\"x\"}]},"
+	    "\"spec\":{\"holderIdentity\":\"pod-a-0a1b2c3d\",\"leaseDurationSeconds\":15,\"acquireTime\":\"2026-12-01T16:27:36.123456Z\","
+	    "\"renewTime\":\"2026-12-01T16:28:00.000001Z\",\"leaseTransitions\":3}}";
+	struct json_lease l;
+
+	check(json_lease(ok, sizeof ok - 1, &l, why, sizeof why) == 0);
+	check(strcmp(l.rv, "4711") == 0 && strcmp(l.holder, "pod-a-0a1b2c3d") == 0);
+	check(l.duration == 15 && l.transitions == 3);
+	check(strcmp(l.acquire, "2026-12-01T16:27:36.123456Z") == 0 && strcmp(l.renew, "2026-12-01T16:28:00.000001Z") == 0);
+	/* a released or fresh Lease: absent and null members are empty, not errors */
+	static const char bare[] = " {\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"holderIdentity\":null}} ";
+	check(json_lease(bare, sizeof bare - 1, &l, why, sizeof why) == 0);
+	check(strcmp(l.rv, "1") == 0 && l.holder[0] == '\0' && l.duration == 0 && l.renew[0] == '\0');
+	static const char nospec[] = "{\"metadata\":{\"resourceVersion\":\"\\u0032\"}}";
+	check(json_lease(nospec, sizeof nospec - 1, &l, why, sizeof why) == 0 && strcmp(l.rv, "2") == 0);
+	/* must-fail: none of these may be read as a Lease (never taken over on a guess) */
+	static const char *const bad[] = {
+		"{\"spec\":{\"holderIdentity\":\"a\"}}",                                         /* no metadata */
+		"{\"metadata\":{},\"spec\":{}}",                                                  /* no resourceVersion */
+		"{\"metadata\":{\"resourceVersion\":\"\"}}",                                      /* empty */
+		"{\"metadata\":{\"resourceVersion\":5}}",                                         /* a number */
+		"{\"metadata\":[],\"spec\":{}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":[]}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"holderIdentity\":7}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"holderIdentity\":\"a\\u0000b\"}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"holderIdentity\":\"a\",\"holderIdentity\":\"b\"}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\",\"resourceVersion\":\"2\"}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"metadata\":{\"resourceVersion\":\"2\"}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseDurationSeconds\":-1}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseDurationSeconds\":1.5}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseDurationSeconds\":2147483648}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseDurationSeconds\":\"15\"}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseTransitions\":1e3}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"renewTime\":true}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"renewTime\":\"2026-12-01T16:28:00.000001Z-------------------\"}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"}",                                      /* cut short */
+		"[{\"metadata\":{\"resourceVersion\":\"1\"}}]",
+		"",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		why[0] = '\0';
+		if (!check(json_lease(bad[i], strlen(bad[i]), &l, why, sizeof why) == -1 && why[0]))
+			fprintf(stderr, "  read: %s\n", bad[i]);
+	}
+	check(json_lease(bad[8], strlen(bad[8]), &l, why, sizeof why) == -1 && strstr(why, "spec.holderIdentity appears twice"));
+	check(json_lease(bad[11], strlen(bad[11]), &l, why, sizeof why) == -1 && strstr(why, "spec.leaseDurationSeconds"));
+	static const char big[] = "{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseDurationSeconds\":2147483647}}";
+	check(json_lease(big, sizeof big - 1, &l, why, sizeof why) == 0 && l.duration == 2147483647L);
+}
+
 static const struct test tests[] = {
+	{ "lease", t_lease },
 	{ "server", t_server },
 	{ "agent_unknown", t_agent_unknown },
 	{ "ours", t_ours },
