@@ -881,7 +881,7 @@ static void where(char *out, size_t cap, const char *path, int idx, const char *
 	if (idx >= 0 && k >= 0 && (size_t)k < cap)
 		k += snprintf(out + k, cap - (size_t)k, "[%d]", idx);
 	if (name && k >= 0 && (size_t)k < cap)
-		snprintf(out + k, cap - (size_t)k, ".%s", name);
+		snprintf(out + k, cap - (size_t)k, "%s%s", k ? "." : "", name);
 }
 
 /* Token i is not of kind want ('"', '{', '['): -1, with the reason. */
@@ -1179,6 +1179,21 @@ int json_node_facts(const struct json_item *it, const struct node_keys *k, struc
 	return 0;
 }
 
+/* Tokenizes body, which must be one valid JSON object (what: its name for a reason). */
+static int object_doc(struct doc *d, const char *body, size_t len, const char *name)
+{
+	char why[160];
+	size_t b = 0, bad;
+
+	while (b < len && is_ws((unsigned char)body[b]))
+		b++;
+	if (json_check(body, len, &bad, why, sizeof why) < 0)
+		return text_fail(d->why, d->whylen, "%s is not JSON: %s (byte %zu)", name, why, bad);
+	if (body[b] != '{')
+		return text_fail(d->why, d->whylen, "%s is %s, not an object", name, what(body[b]));
+	return tokenize(d, body + b, len - b, b, name);
+}
+
 /* A Status's reason and message, made safe for one log line. */
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
 {
@@ -1186,16 +1201,12 @@ int json_status(const char *body, size_t len, char *reason, size_t rlen, char *m
 	char why[160];
 	struct doc d = { .why = why, .whylen = sizeof why };
 	int at[2];
-	size_t b = 0, bad;
 
 	if (rlen)
 		reason[0] = '\0';
 	if (mlen)
 		msg[0] = '\0';
-	while (b < len && is_ws((unsigned char)body[b]))
-		b++;
-	if (json_check(body, len, &bad, why, sizeof why) < 0 || b == len || body[b] != '{' ||
-	    tokenize(&d, body + b, len - b, b, "the Status") < 0)
+	if (object_doc(&d, body, len, "the Status") < 0)
 		return -1;
 	/* Duplicates only blur a log line here, so take the first rather than lose the text. */
 	lookup(&d, 0, names, 2, at, 1, "", -1);
@@ -1205,6 +1216,95 @@ int json_status(const char *body, size_t len, char *reason, size_t rlen, char *m
 		str_log(d.js + pool[at[1]].start, (size_t)(pool[at[1]].end - pool[at[1]].start), msg, mlen);
 	return 0;
 }
+/*
+ * The token of the value at path[0..n) (member names) from the document's object: -1 when a
+ * member on the way is absent or null, -1 with a reason when one on the way is not an object
+ * or any is written twice (an answer that may mean two things is not read).
+ */
+static int dig(struct doc *d, const char *const *path, int n, int *at)
+{
+	char w[128] = "";
+	int o = 0;
+
+	for (int i = 0; i < n; i++) {
+		const struct name nm = { path[i], strlen(path[i]) };
+		size_t k = strlen(w);
+		if (pool[o].type != JSMN_OBJECT)
+			return wrong(d, o, '{', w, -1, NULL);
+		if (lookup(d, o, &nm, 1, at, 0, w, -1) < 0)
+			return -1;
+		snprintf(w + k, sizeof w - k, "%s%s", k ? "." : "", path[i]);
+		if (*at < 0 || is_null(d, *at)) {
+			*at = -1;
+			return 0;
+		}
+		o = *at;
+	}
+	return 0;
+}
+
+/* Whether token i is the literal true (1), false (0), or neither (-1). */
+static int boolean(const struct doc *d, int i)
+{
+	if (pool[i].type != JSMN_PRIMITIVE)
+		return -1;
+	return d->js[pool[i].start] == 't' ? 1 : d->js[pool[i].start] == 'f' ? 0 : -1;
+}
+
+/* An access review's verdict, and its reason for the log. */
+int json_access_review(const char *body, size_t len, int *allowed, char *reason, size_t rlen, char *why,
+    size_t whylen)
+{
+	static const char *const p_allowed[] = { "status", "allowed" }, *const p_denied[] = { "status", "denied" },
+	    *const p_reason[] = { "status", "reason" };
+	struct doc d = { .why = why, .whylen = whylen };
+	int at, denied = 0;
+
+	*allowed = 0;
+	if (rlen)
+		reason[0] = '\0';
+	if (object_doc(&d, body, len, "the access review") < 0 || dig(&d, p_allowed, 2, &at) < 0)
+		return -1;
+	if (at < 0)
+		return text_fail(why, whylen, "the access review has no status.allowed");
+	if ((*allowed = boolean(&d, at)) < 0) {
+		*allowed = 0;
+		return wrong(&d, at, 't', "status.allowed", -1, NULL);
+	}
+	if (dig(&d, p_denied, 2, &at) < 0)
+		return -1;
+	if (at >= 0 && (denied = boolean(&d, at)) < 0)
+		return wrong(&d, at, 't', "status.denied", -1, NULL);
+	if (*allowed && denied) {
+		*allowed = 0;
+		return text_fail(why, whylen, "the access review says both allowed and denied");
+	}
+	if (dig(&d, p_reason, 2, &at) == 0 && at >= 0 && pool[at].type == JSMN_STRING)
+		str_log(d.js + pool[at].start, (size_t)(pool[at].end - pool[at].start), reason, rlen);
+	return 0;
+}
+
+/* The user a SelfSubjectReview names. */
+int json_self_user(const char *body, size_t len, char *user, size_t cap, char *why, size_t whylen)
+{
+	static const char *const path[] = { "status", "userInfo", "username" };
+	struct doc d = { .why = why, .whylen = whylen };
+	int at;
+
+	if (cap)
+		user[0] = '\0';
+	if (object_doc(&d, body, len, "the user review") < 0 || dig(&d, path, 3, &at) < 0)
+		return -1;
+	if (at < 0)
+		return text_fail(why, whylen, "the user review has no status.userInfo.username");
+	if (pool[at].type != JSMN_STRING)
+		return wrong(&d, at, '"', "status.userInfo.username", -1, NULL);
+	str_log(d.js + pool[at].start, (size_t)(pool[at].end - pool[at].start), user, cap);
+	if (cap == 0 || user[0] == '\0')
+		return text_fail(why, whylen, "status.userInfo.username is empty");
+	return 0;
+}
+
 /* The writer. */
 void json_buf_init(struct json_buf *b, char *p, size_t cap)
 {
