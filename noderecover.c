@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "access.h"
 #include "kube.h"
 #include "manifests.h"
 #include "policy.h"
@@ -434,6 +435,17 @@ static void say_start(const struct settings *s, const struct kube_target *t)
 	    t->cert_pem ? "a client certificate" : t->token_file[0] ? "the token file" : "the kubeconfig's token");
 }
 
+/* The permission check before the first pass: its line logged; 0 when a permission is denied. */
+static int permitted(struct kube *kc, const struct settings *s)
+{
+	char msg[1024];
+	enum access_result a = access_check(kc, s, msg, sizeof msg);
+
+	if (a != ACCESS_OK)
+		say("%s", msg);
+	return a != ACCESS_DENIED;
+}
+
 int main(int argc, char **argv)
 {
 	static struct settings s;
@@ -474,6 +486,10 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	say_start(&s, &t);
+	if (!permitted(&kc, &s)) {
+		kube_close(&kc);
+		return 2;
+	}
 	if (s.mode == MODE_ONCE) {
 		failed = pass(&kc, &s, &carry) < 0;
 		kube_close(&kc);
