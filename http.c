@@ -39,6 +39,7 @@ void http_parser_init(struct http_parser *p)
 	p->state = P_STATUS;
 	p->r.retry_after = -1;
 	p->r.content_length = -1;
+	p->r.date = -1;
 }
 
 static int perr(struct http_parser *p, const char *why)
@@ -70,6 +71,7 @@ static int status_line(struct http_parser *p)
 	p->r.content_length = -1;
 	p->r.retry_after = -1;
 	p->r.content_type[0] = 0;
+	p->r.date = -1;
 	p->has_cl = 0;
 	p->nlines = 0;
 	p->state = P_HEADERS;
@@ -156,6 +158,8 @@ static int header_line(struct http_parser *p)
 			p->r.retry_after = 86400;
 	} else if (strcasecmp(s, "content-type") == 0) {
 		snprintf(p->r.content_type, sizeof p->r.content_type, "%s", v);
+	} else if (strcasecmp(s, "date") == 0) {
+		p->r.date = p->cut ? -1 : text_http_date(v, strlen(v));
 	}
 	return 0;
 }
@@ -444,11 +448,6 @@ void http_deadline(struct http_conn *c, enum http_phase ph, long ms)
 	c->limit_ms[ph] = ms;
 }
 
-void http_until(struct http_conn *c, long long at)
-{
-	c->until = at;
-}
-
 /* Starts phase ph, begun at start: it ends after its own limit, or at cap or c->until if sooner. */
 static void enter(struct http_conn *c, enum http_phase ph, long long start, long long cap)
 {
@@ -498,12 +497,12 @@ static int wait_fd(struct http_conn *c, int fd, short ev)
 	}
 }
 
-int http_sleep(struct http_conn *c, long ms)
+int http_sleep(struct http_conn *c, long ms, long long until)
 {
 	long long end = http_clock_ms() + ms;
 
 	c->stopped = c->expired = 0;
-	if (c->until && end > c->until) {
+	if (until && end > until) {
 		c->expired = 1;
 		return cfail(c, "waiting %lds more would pass the deadline", (ms + 999) / 1000);
 	}
@@ -798,7 +797,7 @@ static int read_head(struct http_conn *c)
 }
 
 int http_request(struct http_conn *c, const char *method, const char *path, const char *headers,
-    const void *body, size_t bodylen, struct http_response *r)
+    const void *body, size_t bodylen, const struct http_bounds *b, struct http_response *r)
 {
 	c->permanent = 1;
 	c->stopped = c->expired = 0;
@@ -807,6 +806,9 @@ int http_request(struct http_conn *c, const char *method, const char *path, cons
 	c->permanent = 0;
 	if (c->in_body)
 		http_discard(c);
+	/* this request's own bounds, whatever the one before had */
+	c->limit_ms[HTTP_RESPONSE] = b ? b->response_ms : HTTP_RESPONSE_MS;
+	c->until = b ? b->until : 0;
 	c->stopped = c->expired = 0;
 	for (int attempt = 0;; attempt++) {
 		int reused = c->fd >= 0, e = HEAD_IO, sent;
