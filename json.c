@@ -1179,6 +1179,22 @@ static int dig(struct doc *d, const char *const *path, int n, int *at)
 	return 0;
 }
 
+/*
+ * The token of the value at path[0..n) in body, which must be one valid JSON object (name: what
+ * it is, for a reason): -1 with a reason when it cannot be read or the value is absent or null.
+ */
+static int required(struct doc *d, const char *body, size_t len, const char *name, const char *const *path, int n)
+{
+	char w[128] = "";
+	int at;
+
+	if (object_doc(d, body, len, name) < 0 || dig(d, path, n, &at) < 0)
+		return -1;
+	for (int i = 0; at < 0 && i < n; i++)
+		snprintf(w + strlen(w), sizeof w - strlen(w), "%s%s", i ? "." : "", path[i]);
+	return at >= 0 ? at : text_fail(d->why, d->whylen, "%s has no %s", name, w);
+}
+
 /* Whether token i is the literal true (1), false (0), or neither (-1). */
 static int boolean(const struct doc *d, int i)
 {
@@ -1199,10 +1215,8 @@ int json_access_review(const char *body, size_t len, int *allowed, char *reason,
 	*allowed = 0;
 	if (rlen)
 		reason[0] = '\0';
-	if (object_doc(&d, body, len, "the access review") < 0 || dig(&d, p_allowed, 2, &at) < 0)
+	if ((at = required(&d, body, len, "the access review", p_allowed, 2)) < 0)
 		return -1;
-	if (at < 0)
-		return text_fail(why, whylen, "the access review has no status.allowed");
 	if ((*allowed = boolean(&d, at)) < 0) {
 		*allowed = 0;
 		return wrong(&d, at, 't', "status.allowed", -1, NULL);
@@ -1229,10 +1243,8 @@ int json_self_user(const char *body, size_t len, char *user, size_t cap, char *w
 
 	if (cap)
 		user[0] = '\0';
-	if (object_doc(&d, body, len, "the user review") < 0 || dig(&d, path, 3, &at) < 0)
+	if ((at = required(&d, body, len, "the user review", path, 3)) < 0)
 		return -1;
-	if (at < 0)
-		return text_fail(why, whylen, "the user review has no status.userInfo.username");
 	if (pool[at].type != JSMN_STRING)
 		return wrong(&d, at, '"', "status.userInfo.username", -1, NULL);
 	str_log(d.js + pool[at].start, (size_t)(pool[at].end - pool[at].start), user, cap);

@@ -52,7 +52,7 @@ static const char usage[] =
     "and optionally deletes removable nodes that stayed gone.\n"
     "\n"
     "  run                      a pass every poll interval until SIGTERM (default)\n"
-    "  once                     one pass; exit 0 ok, 1 a pass failed, 2 bad settings\n"
+    "  once                     one pass; exit 0 ok, 1 a pass failed, 2 bad settings or a denied permission\n"
     "  manifests                print the cluster objects (YAML) that run it with these settings\n"
     "\n"
     "  --taint-after SECONDS    NODE_RECOVERY_AFTER_SECONDS (required)\n"
