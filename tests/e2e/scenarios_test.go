@@ -470,7 +470,7 @@ func missingPermissions(t *testing.T, c *cluster, goodToken string) {
 
 	// The same pass with the deploy/ ServiceAccount succeeds, so the failures above were
 	// the permissions.
-	out, code = runOnce(t, append(connArgs(c, goodToken), common...)...)
+	out, code := runOnce(t, append(connArgs(c, goodToken), common...)...)
 	if code != 0 {
 		t.Errorf("once with the noderecover ServiceAccount: exit %d, want 0:\n%s", code, out)
 	}
