@@ -103,7 +103,7 @@ enum access_result access_check(struct kube *k, const struct settings *s, char *
 			snprintf(where, sizeof where, " in namespace %s", n->namespace);
 		snprintf(what, sizeof what, "asking whether we may %s %s%s", n->verb, res, where);
 		if ((len = review_body(n, body, sizeof body)) < 0) {
-			text_fail(msg, cap, "Permission check: %s: the review does not fit %zu bytes; going on without it",
+			text_fail(msg, cap, "Permission check not made: %s: the review does not fit %zu bytes; going on without it",
 			    what, sizeof body);
 			return ACCESS_UNKNOWN;
 		}
