@@ -163,6 +163,26 @@ struct json_lease {
 int json_lease(const char *body, size_t len, struct json_lease *l, char *why, size_t whylen);
 
 /*
+ * Reads the answer to a SelfSubjectAccessReview: *allowed is 1 when status.allowed is true, 0
+ * when it is false (status.denied true or absent: either way the request would be refused);
+ * status.reason, when a string, goes to reason[0..rlen) made safe for a log line as by
+ * json_status ("" otherwise). Returns 0, or -1 with *allowed 0 and one line in why when the
+ * answer cannot be trusted: not one valid JSON object, status not an object, status.allowed
+ * absent or not a boolean, status.denied not a boolean, a member on the way written twice, or
+ * allowed and denied both true.
+ */
+int json_access_review(const char *body, size_t len, int *allowed, char *reason, size_t rlen, char *why,
+    size_t whylen);
+
+/*
+ * Reads the user a SelfSubjectReview names (status.userInfo.username) into user[0..cap), made
+ * safe for a log line as by json_status (cut at a character boundary to fit). Returns 0, or -1
+ * with one line in why (user "") when the body is not one valid JSON object, a member on the
+ * way is not an object or is written twice, or the name is absent, not a string or empty.
+ */
+int json_self_user(const char *body, size_t len, char *user, size_t cap, char *why, size_t whylen);
+
+/*
  * A bounded writer for request bodies. Appends never write past cap (one byte is kept for the
  * final NUL); once something did not fit, or a string was not valid UTF-8 (the API server would
  * change it), overflow stays set and json_buf_end returns -1.

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "access.h"
 #include "kube.h"
 #include "lease.h"
 #include "manifests.h"
@@ -56,7 +57,7 @@ static const char usage[] =
     "and optionally deletes removable nodes that stayed gone.\n"
     "\n"
     "  run                      a pass every poll interval until SIGTERM (default)\n"
-    "  once                     one pass; exit 0 ok, 1 a pass failed, 2 bad settings\n"
+    "  once                     one pass; exit 0 ok, 1 a pass failed, 2 bad settings or a denied permission\n"
     "  plan                     one read, nothing written: each node, what a pass would do\n"
     "                           now and why, or when; exit 0 read, 1 could not read, 2 settings\n"
     "  manifests                print the cluster objects (YAML) that run it with these settings\n"
@@ -238,6 +239,17 @@ static void say_start(const struct settings *s, const struct kube_target *t)
 	    t->cert_pem ? "a client certificate" : t->token_file[0] ? "the token file" : "the kubeconfig's token");
 }
 
+/* The permission check before the first pass: its line logged; 0 when a permission is denied. */
+static int permitted(struct kube *kc, const struct settings *s)
+{
+	char msg[1024];
+	enum access_result a = access_check(kc, s, msg, sizeof msg);
+
+	if (a != ACCESS_OK)
+		say("%s", msg);
+	return a != ACCESS_DENIED;
+}
+
 /* `noderecover plan`: 0 when the cluster was read and the plan printed, else 1. */
 static int plan(struct pass_loop *loop)
 {
@@ -304,6 +316,10 @@ int main(int argc, char **argv)
 	if (s.mode == MODE_PLAN)
 		return plan(&loop);
 	say_start(&s, &t);
+	if (!permitted(&kc, &s)) {
+		kube_close(&kc);
+		return 2;
+	}
 	if (s.leader_elect) {
 		if (election_init(&el, &kc, &s, err, sizeof err) < 0) {
 			fprintf(stderr, "noderecover: %s\n", err);

@@ -4,8 +4,9 @@ It owns an in-memory set of Node objects and answers the few calls the binary ma
 way kube-apiserver does where it matters: paged lists with `continue` (and 410 Expired on
 demand), JSON patch (RFC 6902) applied for real with resourceVersion bumped, DELETE with
 uid/resourceVersion preconditions, 401/403/404/409/422/429/503 with the real Status bodies;
-and coordination.k8s.io/v1 Leases (GET, POST, PUT with the resourceVersion test: 409);
-and events.k8s.io/v1 Events created (validated as kube-apiserver does, stored in posted).
+coordination.k8s.io/v1 Leases (GET, POST, PUT with the resourceVersion test: 409); the two
+reviews the permission check makes (SelfSubjectAccessReview, SelfSubjectReview); and
+events.k8s.io/v1 Events created (validated as kube-apiserver does, stored in posted).
 Faults are injected per request by rules. Every request is recorded.
 
 It never talks to anything but the loopback address it listens on, and every loop in it is
@@ -33,13 +34,16 @@ import threading
 import time
 import urllib.parse
 
-__all__ = ["StandIn", "Request", "Reply", "Fault", "apply_patch", "PatchError", "status_body"]
+__all__ = ["StandIn", "Request", "Reply", "Fault", "apply_patch", "PatchError", "status_body", "SSAR_PATH", "SSR_PATH"]
 
 MAX_REQUEST_HEADER = 64 * 1024
 MAX_REQUEST_BODY = 4 * 1024 * 1024
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/"
 # metav1.MicroTime as kube-apiserver reads it (RFC3339Micro): exactly six fractional digits
 MICROTIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
+SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+SSR_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+REVIEWS = (SSAR_PATH, SSR_PATH)
 
 
 # ---------------------------------------------------------------- JSON, as Go writes it
@@ -399,7 +403,11 @@ class StandIn:
     token:   the bearer token accepted; kept in self.token_file, re-read on every request,
              so a test rotates it by rewriting that file (or set_token()).
     client_ca: require-or-accept client certificates signed by certdir/client-ca.crt.
-    verbs:   the verbs granted on nodes (get, list, patch, delete); others get 403.
+    verbs:   the verbs granted on nodes (get, list, patch, delete); others get 403, and a
+             SelfSubjectAccessReview for them answers allowed: false.
+    review_deny: (verb, resource) pairs a SelfSubjectAccessReview denies for resources other than
+             nodes (which follow verbs); everything else is allowed.
+    username: the user SelfSubjectReview names (and 403 messages).
     event_verbs: the verbs granted on events.k8s.io events in default (create); () forbids
              them all, as a cluster without noderecover's Role does. A slow or failing events
              endpoint is a rule: srv.on(Fault("delay", seconds=5), times=None, path_prefix="/apis/events").
@@ -412,7 +420,8 @@ class StandIn:
 
     def __init__(self, certdir, cert="server", nodes=(), token="standin-token-0123456789",
                  client_ca=False, verbs=("get", "list", "patch", "delete"), event_verbs=("create",),
-                 chunked=True, chunk_size=1000, idle_timeout=30.0, close_each=False, tokens=()):
+                 chunked=True, chunk_size=1000, idle_timeout=30.0, close_each=False, tokens=(), review_deny=(),
+                 username="system:serviceaccount:kube-system:node-recovery"):
         self.certdir = certdir
         self.tokens = set(tokens)
         self.leases = {}  # (namespace, name) -> Lease
@@ -427,6 +436,8 @@ class StandIn:
         self.verbs = set(verbs)
         self.event_verbs = set(event_verbs)
         self.posted = []  # Events created, as stored (with uid, resourceVersion)
+        self.review_deny = set(review_deny)
+        self.username = username
         self.chunked = chunked
         self.chunk_size = chunk_size
         self.idle_timeout = idle_timeout
@@ -503,10 +514,12 @@ class StandIn:
         """hook(server, req) runs before each request is answered (e.g. to touch a node)."""
         self.hooks.append(hook)
 
-    def reqs(self, method=None, node=None, list_only=False):
+    def reqs(self, method=None, node=None, list_only=False, reviews=False):
+        """The requests seen, in order; the permission check's reviews (which store nothing)
+        only with reviews=True."""
         with self.lock:
             out = list(self.requests)
-        return [r for r in out if (method is None or r.method == method)
+        return [r for r in out if (reviews or r.path not in REVIEWS) and (method is None or r.method == method)
                 and (node is None or r.node_name == node) and (not list_only or r.is_list)]
 
     def mutating(self):
@@ -874,7 +887,7 @@ class StandIn:
         return (bool(want) and got == "Bearer " + want) or got[len("Bearer "):] in self.tokens
 
     def _forbidden(self, verb, name=None):
-        who = 'User "system:serviceaccount:kube-system:node-recovery"'
+        who = 'User "%s"' % self.username
         if name:
             msg = 'nodes "%s" is forbidden: %s cannot %s resource "nodes" in API group "" at the cluster scope' % (
                 name, who, verb)
@@ -897,6 +910,8 @@ class StandIn:
             return Reply(401, status_body(401, "Unauthorized", "Unauthorized"))
         if req.path.startswith(LEASES):
             return self._lease(req)
+        if req.path in REVIEWS:
+            return self._review(req)
         if req.path == "/api/v1/nodes":
             if req.method != "GET":
                 return Reply(405, status_body(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
@@ -958,6 +973,39 @@ class StandIn:
         ev["metadata"].update({"namespace": ns, "uid": "ev-%d" % self.rv, "resourceVersion": str(self.rv)})
         self.posted.append(ev)
         return Reply(201, ev)
+
+    def _review(self, req):
+        """SelfSubjectAccessReview and SelfSubjectReview, created (201) as kube-apiserver does:
+        nothing stored, the spec echoed, the status filled in."""
+        if req.method != "POST":
+            return Reply(405, status_body(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+        try:
+            obj = json.loads(req.body)
+        except ValueError:
+            return Reply(400, status_body(400, "BadRequest", "the request body is not JSON"))
+        if req.path == SSR_PATH:
+            if not isinstance(obj, dict) or obj.get("kind") != "SelfSubjectReview":
+                return Reply(400, status_body(400, "BadRequest", "not a SelfSubjectReview"))
+            return Reply(201, {"kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
+                               "metadata": {"creationTimestamp": None},
+                               "status": {"userInfo": {"username": self.username, "uid": "5b2c4e6f",
+                                                      "groups": ["system:serviceaccounts", "system:authenticated"]}}})
+        spec = obj.get("spec") if isinstance(obj, dict) else None
+        ra = spec.get("resourceAttributes") if isinstance(spec, dict) else None
+        if not isinstance(obj, dict) or (obj.get("kind"), obj.get("apiVersion")) != ("SelfSubjectAccessReview", "authorization.k8s.io/v1") \
+                or not isinstance(ra, dict) or not ra.get("verb") or not ra.get("resource"):
+            return Reply(422, status_body(422, "Invalid", "SelfSubjectAccessReview is invalid: spec.resourceAttributes: Invalid value"))
+        verb, resource, group = ra["verb"], ra["resource"], ra.get("group", "")
+        if resource == "nodes" and group == "":
+            allowed = verb in self.verbs and "namespace" not in ra
+        else:
+            allowed = (verb, resource) not in self.review_deny
+        st = {"allowed": allowed}
+        if allowed:
+            st["reason"] = 'RBAC: allowed by ClusterRoleBinding "noderecover" of ClusterRole "noderecover" to User "%s"' % self.username
+        out = {"kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+               "metadata": {"creationTimestamp": None}, "spec": spec, "status": st}
+        return Reply(201, out)
 
     @staticmethod
     def _versioned(n):

@@ -12,7 +12,7 @@ import subprocess
 import time
 
 import fixtures
-from apiserver import Fault
+from apiserver import SSAR_PATH, Fault
 from harness import Case, Run, ready, uk
 
 NS = "noderecover"
@@ -167,3 +167,35 @@ class Lease(Case):
         self.assertEqual(self.srv.reqs(), [], "a request was sent" + self.ctx(r))
         r = self.once(env={"NODE_RECOVERY_LEADER_ELECT": "true"})
         self.assertRc(r, 2)
+
+
+def asked(srv):
+    """The verbs the access reviews asked about, in order."""
+    return [q.json()["spec"]["resourceAttributes"]["verb"] for q in srv.reqs(reviews=True) if q.path == SSAR_PATH]
+
+
+class LeaseAccess(Case):
+    """The permission check asks for what leader election needs, in the Lease's namespace
+    (here, not in test_access: the stand-in model knows no leader election)."""
+
+    def cluster(self):
+        return fixtures.etcd_servers(3) + [ready("self"), uk("agent-1", since=120)]
+
+    def test_must_fail_denied_lease_update_with_leader_election_exits_2(self):
+        self.server(self.cluster(), review_deny=[("update", "leases")])
+        r = self.once(taint_after=60, extra=["--leader-elect", "--lease-namespace", "ops"])
+        self.assertRc(r, 2)
+        line = [ln for ln in r.lines if "Permission check" in ln]
+        self.assertEqual(len(line), 1, self.ctx(r))
+        self.assertIn("may not update leases.coordination.k8s.io in namespace ops", line[0])
+        self.assertEqual(asked(self.srv), ["list", "patch", "get", "create", "update"], self.ctx(r))
+        self.assertEqual(self.oos_taints("agent-1"), [])
+        # the review asked in the lease's namespace, not cluster-wide
+        ra = [q.json()["spec"]["resourceAttributes"] for q in self.srv.reqs(reviews=True) if q.path == SSAR_PATH][-1]
+        self.assertEqual((ra["group"], ra["resource"], ra.get("namespace")), ("coordination.k8s.io", "leases", "ops"))
+
+    def test_no_lease_review_without_leader_election(self):
+        self.server(self.cluster(), review_deny=[("update", "leases")])
+        r = self.once(taint_after=60)
+        self.assertRc(r, 0)
+        self.assertEqual(asked(self.srv), ["list", "patch"], self.ctx(r))
