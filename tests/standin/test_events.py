@@ -115,6 +115,19 @@ class Events(Case):
         self.assertLog(r, "the action stands")
         self.assertEqual(len(self.srv.event_posts()), 1, "a refused post pauses the rest" + self.ctx(r))
 
+    def test_must_fail_events_denied_at_start_exit_2_unless_turned_off(self):
+        # The permission check asks for create on events in default (only when they are on
+        # and not a dry run): denied, the start ends with exit 2 naming the verb and the file.
+        self.server(cluster(uk("agent-1", since=400)), review_deny=[("create", "events")])
+        r = self.once(taint_after=60)
+        self.assertRc(r, 2)
+        self.assertLog(r, "may not create events.events.k8s.io in namespace default")
+        self.assertEqual(self.oos_taints("agent-1"), [])
+        r = self.once(taint_after=60, extra=["--events=false"])
+        self.assertRc(r, 0)
+        self.assertTainted("agent-1", r)
+        self.assertEqual(self.srv.event_posts(), [])
+
     def test_forbidden_events_said_once_over_several_passes(self):
         self.server(cluster(uk("agent-1", since=400)), event_verbs=())
         p, errp = self.start_run(taint_after=60, extra=["--poll", "1"])
