@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A one-minute look at noderecover: the watcher, run for real against the stand-in API
 server, with a small simulated k3s cluster (three servers, two removable agents) in which
-agents stop reporting. You see an agent tainted, cleared when it returns, and another pruned.
+agents stop reporting. You see an agent tainted (and the Event on it), cleared when it returns,
+and another pruned.
 
     ./build.sh demo            (or: python3 demo/demo.py build/noderecover)
 
@@ -51,6 +52,12 @@ def state(srv, name):
     return "Ready=%s taints=%s" % (ready, ",".join(taints) or "none")
 
 
+def events(srv, name):
+    """The Events noderecover posted about a node, as `kubectl get events` would list them."""
+    got = [e for e in srv.posted if e["regarding"]["name"] == name]
+    return "; ".join("%s %s: %s" % (e["type"], e["reason"], e["note"]) for e in got) or "none"
+
+
 def main():
     binary = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/noderecover")
     removable = {fixtures.DEFAULT_PRUNE_LABEL: "true"}
@@ -73,7 +80,8 @@ def main():
             script = [
                 (2, lambda: (set_ready(srv, "agent-1", "Unknown"),
                              say("agent-1 stopped reporting: its Ready condition is now Unknown"))),
-                (2 + TAINT_AFTER + POLL + 2, lambda: say("agent-1: " + state(srv, "agent-1"))),
+                (2 + TAINT_AFTER + POLL + 2, lambda: (say("agent-1: " + state(srv, "agent-1")),
+                                                      say("Events about agent-1 in namespace default: " + events(srv, "agent-1")))),
                 (16, lambda: (set_ready(srv, "agent-1", "True"),
                               say("agent-1 is back: Ready True"))),
                 (16 + POLL + 2, lambda: say("agent-1: " + state(srv, "agent-1"))),

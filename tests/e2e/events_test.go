@@ -87,6 +87,6 @@ func scenarioEvents(t *testing.T, c *cluster, tokenFile string) {
 	if !found {
 		t.Errorf("kubectl describe node %s would not show the Event (core list %s: %d items)", node, sel, len(core.Items))
 	}
-	measure(t, "scenario 9: Event %s %s about %s accepted (eventTime %s), listed by regarding.name and as kubectl describe node asks",
+	measure(t, "scenario 14: Event %s %s about %s accepted (eventTime %s), listed by regarding.name and as kubectl describe node asks",
 		ev.Type, ev.Reason, node, ev.EventTime.Format(metav1.RFC3339Micro))
 }

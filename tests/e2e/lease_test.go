@@ -21,7 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-const leaseName = "s12-lease"
+const leaseName = "s13-lease"
 
 // leaseReplica makes ServiceAccount name in the watcher's namespace, bound to the manifests'
 // ClusterRole (nodes) and Role (leases), and returns its token file.
@@ -68,8 +68,8 @@ func scenarioLease(t *testing.T, c *cluster) {
 	ctx := context.Background()
 	k := newKubelets(c.cs)
 	defer k.removeAll(ctx)
-	const silent = "s12-silent"
-	for _, s := range []nodeSpec{{name: silent, alive: true}, {name: "s12-alive-1", alive: true}, {name: "s12-alive-2", alive: true}} {
+	const silent = "s13-silent"
+	for _, s := range []nodeSpec{{name: silent, alive: true}, {name: "s13-alive-1", alive: true}, {name: "s13-alive-2", alive: true}} {
 		if _, err := k.add(ctx, s); err != nil {
 			t.Fatal(err)
 		}
@@ -77,16 +77,17 @@ func scenarioLease(t *testing.T, c *cluster) {
 	onlyNodes(t, c, 3)
 	waitReady(t, c, silent)
 	args := func(tok string) []string {
+		// Events off: each replica's ServiceAccount is granted nodes and leases only
 		return runArgs(c, tok, "--self-node", "e2e-runner", "--taint-after", strconv.Itoa(taintAfter),
-			"--poll", strconv.Itoa(pollEvery), "--leader-elect", "--lease-namespace", saNamespace, "--lease-name", leaseName)
+			"--poll", strconv.Itoa(pollEvery), "--events=false", "--leader-elect", "--lease-namespace", saNamespace, "--lease-name", leaseName)
 	}
-	tokA, tokB := leaseReplica(t, c, "s12-replica-a"), leaseReplica(t, c, "s12-replica-b")
+	tokA, tokB := leaseReplica(t, c, "s13-replica-a"), leaseReplica(t, c, "s13-replica-b")
 	// POD_NAME names each replica; cleanEnv keeps the rest of the environment
-	t.Setenv("POD_NAME", "s12-a")
-	a := startWatcher(t, c, "s12-a", args(tokA)...)
+	t.Setenv("POD_NAME", "s13-a")
+	a := startWatcher(t, c, "s13-a", args(tokA)...)
 	a.waitLog(t, 0, "Leading: ", 20*time.Second)
-	t.Setenv("POD_NAME", "s12-b")
-	b := startWatcher(t, c, "s12-b", args(tokB)...)
+	t.Setenv("POD_NAME", "s13-b")
+	b := startWatcher(t, c, "s13-b", args(tokB)...)
 	defer func() {
 		for _, w := range []*watcher{a, b} {
 			if !w.stopped {
@@ -97,7 +98,7 @@ func scenarioLease(t *testing.T, c *cluster) {
 	}()
 	b.waitLog(t, 0, "Following: ", 20*time.Second)
 	holderA, _ := leaseHolder(t, c)
-	if !strings.HasPrefix(holderA, "s12-a-") {
+	if !strings.HasPrefix(holderA, "s13-a-") {
 		t.Fatalf("lease held by %q, want replica a", holderA)
 	}
 
@@ -109,11 +110,11 @@ func scenarioLease(t *testing.T, c *cluster) {
 	k.stop(silent)
 	poll(t, c, "replica b holds the lease", 40*time.Second, func() bool {
 		h, _ := leaseHolder(t, c)
-		return strings.HasPrefix(h, "s12-b-")
+		return strings.HasPrefix(h, "s13-b-")
 	})
 	// the take-over is b's first successful lease update after the stop, by the audit log
 	var takeover time.Time
-	for _, ev := range auditEvents(t, c, saUser(saNamespace, "s12-replica-b"), stoppedAt) {
+	for _, ev := range auditEvents(t, c, saUser(saNamespace, "s13-replica-b"), stoppedAt) {
 		if ev.Verb == "update" && ev.ObjectRef != nil && ev.ObjectRef.Resource == "leases" &&
 			ev.ResponseStatus != nil && ev.ResponseStatus.Code == 200 && takeover.IsZero() {
 			takeover = ev.StageTimestamp
@@ -145,7 +146,7 @@ func scenarioLease(t *testing.T, c *cluster) {
 	// a first: once b releases the lease, a would rightly take it
 	a.stop(t)
 	b.stop(t)
-	for _, ev := range auditEvents(t, c, saUser(saNamespace, "s12-replica-a"), takeover) {
+	for _, ev := range auditEvents(t, c, saUser(saNamespace, "s13-replica-a"), takeover) {
 		if ev.RequestReceivedTimestamp.Before(takeover) {
 			continue
 		}
@@ -156,7 +157,7 @@ func scenarioLease(t *testing.T, c *cluster) {
 		}
 	}
 	patched := false
-	for _, ev := range auditEvents(t, c, saUser(saNamespace, "s12-replica-b"), stoppedAt) {
+	for _, ev := range auditEvents(t, c, saUser(saNamespace, "s13-replica-b"), stoppedAt) {
 		patched = patched || (ev.Verb == "patch" && ev.ObjectRef != nil && ev.ObjectRef.Name == silent)
 	}
 	if !patched {
