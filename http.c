@@ -39,6 +39,7 @@ void http_parser_init(struct http_parser *p)
 	p->state = P_STATUS;
 	p->r.retry_after = -1;
 	p->r.content_length = -1;
+	p->r.date = -1;
 }
 
 static int perr(struct http_parser *p, const char *why)
@@ -70,6 +71,7 @@ static int status_line(struct http_parser *p)
 	p->r.content_length = -1;
 	p->r.retry_after = -1;
 	p->r.content_type[0] = 0;
+	p->r.date = -1;
 	p->has_cl = 0;
 	p->nlines = 0;
 	p->state = P_HEADERS;
@@ -156,6 +158,8 @@ static int header_line(struct http_parser *p)
 			p->r.retry_after = 86400;
 	} else if (strcasecmp(s, "content-type") == 0) {
 		snprintf(p->r.content_type, sizeof p->r.content_type, "%s", v);
+	} else if (strcasecmp(s, "date") == 0) {
+		p->r.date = p->cut ? -1 : text_http_date(v, strlen(v));
 	}
 	return 0;
 }

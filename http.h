@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "tls.h"
 
 /* Limits that keep a hostile or broken server from costing memory or time. */
@@ -36,6 +37,7 @@ struct http_response {
 	long long content_length;    /* -1 when absent */
 	int keep_alive;              /* the connection may be reused after the body */
 	char content_type[64];       /* truncated */
+	int64_t date;                /* Date in Unix seconds by the server's clock; -1 when absent or not an IMF-fixdate */
 };
 
 /*

@@ -377,7 +377,7 @@ static int on_item(void *ctx, const struct json_item *it)
 
 /* select: "" for every node, or a field selector already escaped for the query. */
 static enum kube_result list_pages(struct kube *k, long limit, const char *select,
-    const struct node_keys *keys, kube_node_fn node, kube_restart_fn restart, void *ctx)
+    const struct node_keys *keys, kube_page_fn page, kube_node_fn node, void *ctx)
 {
 	static struct json_list l;
 	static char item[KUBE_NODE_MAX];
@@ -404,7 +404,6 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
 			http_discard(&k->http);
 			restarted = 1;
 			cont[0] = '\0';
-			restart(ctx);
 			continue;
 		}
 		if (r.status != 200)
@@ -415,6 +414,7 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
 			text_clean(ct, sizeof ct, r.content_type, strlen(r.content_type), k->token, strlen(k->token));
 			return fail(k, "listing nodes: the server answered with '%s', not JSON", ct);
 		}
+		page(ctx, &(struct kube_page){ .first = !cont[0], .date = r.date });
 		json_list_init(&l, item, sizeof item, keys, on_item, &y);
 		while ((got = http_read(&k->http, chunk, sizeof chunk)) > 0) {
 			int v = json_list_feed(&l, chunk, (size_t)got);
@@ -448,14 +448,14 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
  * page has a deadline of its own and no page outlives the whole list's.
  */
 enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_keys *keys,
-    kube_node_fn node, kube_restart_fn restart, void *ctx)
+    kube_page_fn page, kube_node_fn node, void *ctx)
 {
 	long long end = http_later(&k->http, KUBE_LIST_SECONDS * 1000L);
 	enum kube_result res;
 
 	http_deadline(&k->http, HTTP_RESPONSE, KUBE_PAGE_SECONDS * 1000L);
 	http_until(&k->http, end);
-	res = list_pages(k, limit, "", keys, node, restart, ctx);
+	res = list_pages(k, limit, "", keys, page, node, ctx);
 	http_deadline(&k->http, HTTP_RESPONSE, HTTP_RESPONSE_MS);
 	http_until(&k->http, 0);
 	if (res != KUBE_OK && http_clock_ms() >= end)
@@ -482,9 +482,10 @@ static int on_one(void *ctx, const struct node_facts *f, const char *why)
 	return 0;
 }
 
-static void on_one_restart(void *ctx)
+static void on_one_page(void *ctx, const struct kube_page *pg)
 {
-	((struct one *)ctx)->found = 0;
+	if (pg->first)
+		((struct one *)ctx)->found = 0;
 }
 
 enum kube_result kube_get_node(struct kube *k, const char *name, const struct node_keys *keys,
@@ -499,7 +500,7 @@ enum kube_result kube_get_node(struct kube *k, const char *name, const struct no
 	/* A list with a field selector, not a GET of the object: the same reader, the same facts. */
 	snprintf(select, sizeof select, "&fieldSelector=metadata.name%%3D%s", name);
 	http_deadline(&k->http, HTTP_RESPONSE, KUBE_PAGE_SECONDS * 1000L);
-	r = list_pages(k, 2, select, keys, on_one, on_one_restart, &o);
+	r = list_pages(k, 2, select, keys, on_one_page, on_one, &o);
 	http_deadline(&k->http, HTTP_RESPONSE, HTTP_RESPONSE_MS);
 	if (r != KUBE_OK)
 		return o.found > 1 ? fail(k, "reading node %s: the server listed more than one node of that name", name) : r;

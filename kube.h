@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 #include "http.h"
 #include "node.h"
@@ -28,8 +29,15 @@ enum kube_result {
  * returns. Nonzero stops the list (it then fails).
  */
 typedef int (*kube_node_fn)(void *ctx, const struct node_facts *f, const char *why);
-/* Called when a list restarts from the first page (410 Expired): forget what the earlier pages said. */
-typedef void (*kube_restart_fn)(void *ctx);
+/* What the head of one page of a list said, before its nodes. */
+struct kube_page {
+	int first;      /* the first page: the list starts, or starts again after a 410 Expired, so
+	                   forget what earlier pages said */
+	int64_t date;   /* the response's Date, Unix seconds by the API server's clock; -1 when
+	                   absent or unreadable */
+};
+/* Called at the head of each page of a list, before its nodes. */
+typedef void (*kube_page_fn)(void *ctx, const struct kube_page *pg);
 /* Called once per request sent (each retry too): the method, and the HTTP status of the
  * answer or 0 when none came (connection, TLS, deadline). For counting; must not block. */
 typedef void (*kube_observe_fn)(void *ctx, const char *method, int status);
@@ -71,13 +79,13 @@ int kube_init(struct kube *k, const struct kube_target *t, volatile sig_atomic_t
 void kube_close(struct kube *k);
 
 /*
- * Lists every node, page by page (limit, then continue), calling node() for each with its
- * facts read under keys. A 410 Expired restarts the list from the first page once, after
- * restart(). Returns KUBE_OK when the whole list was read, else KUBE_FAILED with kube_error()
+ * Lists every node, page by page (limit, then continue), calling page() at the head of each
+ * page and node() for each node with its facts read under keys. A 410 Expired restarts the
+ * list from the first page once. Returns KUBE_OK when the whole list was read, else KUBE_FAILED with kube_error()
  * saying why. Memory: one Node object at a time (KUBE_NODE_MAX), never the page.
  */
 enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_keys *keys,
-    kube_node_fn node, kube_restart_fn restart, void *ctx);
+    kube_page_fn page, kube_node_fn node, void *ctx);
 
 /*
  * Reads one node's facts afresh (a list selecting its name, so the same reader as the list),

@@ -30,11 +30,27 @@ static enum policy_action taint_rule(const struct node_facts *f, const struct po
 	return POLICY_NONE;
 }
 
+/* When the next threshold ahead would make this node act: the loop wakes then, not a poll later. */
+static int64_t due_in(const struct node_facts *f, const struct policy_settings *s, int64_t unknown_for)
+{
+	int64_t due = -1;
+
+	if (unknown_for < 0 || f->excluded)
+		return -1;
+	if (f->oos_taint < 0 && unknown_for < s->taint_after)
+		due = s->taint_after - unknown_for;
+	if (s->prune_after > 0 && f->removable && !f->control_plane && !f->etcd && unknown_for < s->prune_after &&
+	    (due < 0 || s->prune_after - unknown_for < due))
+		due = s->prune_after - unknown_for;
+	return due;
+}
+
 int policy_node(const struct node_facts *f, const struct policy_settings *s, int64_t now,
     struct policy_verdict *v)
 {
 	memset(v, 0, sizeof *v);
 	v->unknown_for = -1;
+	v->due_in = -1;
 	/* A node without a name cannot be acted on, and our own node is never touched: a
 	 * watcher that cannot reach the API would otherwise taint the node it runs on. */
 	if (f->name[0] == '\0' || (s->self_node && strcmp(f->name, s->self_node) == 0))
@@ -44,6 +60,7 @@ int policy_node(const struct node_facts *f, const struct policy_settings *s, int
 		v->unknown_for = now > f->ready_since ? now - f->ready_since : 0;
 	}
 	v->action = taint_rule(f, s, v->unknown_for);
+	v->due_in = due_in(f, s, v->unknown_for);
 	if (s->prune_after > 0 && f->removable && v->unknown_for >= s->prune_after) {
 		/* Deleting a k3s server's Node removes its etcd member: never ours to do. */
 		if (f->control_plane)

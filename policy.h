@@ -86,6 +86,8 @@ struct policy_verdict {
 	enum policy_action held;      /* a taint or delete the storm guard held back, else NONE */
 	enum policy_action excluded;  /* a taint or delete not done: the node opted out, else NONE */
 	int64_t unknown_for;          /* seconds Ready has been Unknown; -1 when it is not */
+	int64_t due_in;               /* seconds until Ready Unknown crosses a threshold still ahead
+	                                 that would make it act (taint, or prune); -1: none ahead */
 };
 
 /* What the whole list says, summed as nodes are read. */

@@ -1,8 +1,10 @@
 /*
- * The out-of-line part of text.h: writing a failure's reason. Nothing here allocates.
+ * The out-of-line part of text.h: writing a failure's reason, reading times. Nothing here
+ * allocates.
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include "text.h"
 
 int text_fail(char *err, size_t errlen, const char *fmt, ...)
@@ -15,4 +17,95 @@ int text_fail(char *err, size_t errlen, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned dd)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	unsigned yoe = (unsigned)(y - era * 400);
+	unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + dd - 1;
+	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int digits(const char *s, int k)
+{
+	int v = 0;
+
+	for (int j = 0; j < k; j++) {
+		if (s[j] < '0' || s[j] > '9')
+			return -1;
+		v = v * 10 + (s[j] - '0');
+	}
+	return v;
+}
+
+int64_t text_rfc3339(const char *s, size_t n)
+{
+	static const unsigned char mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int y, mo, dd, h, mi, sec, off = 0;
+	size_t i = 19;
+
+	if (n < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') || s[13] != ':' ||
+	    s[16] != ':')
+		return -1;
+	y = digits(s, 4), mo = digits(s + 5, 2), dd = digits(s + 8, 2);
+	h = digits(s + 11, 2), mi = digits(s + 14, 2), sec = digits(s + 17, 2);
+	if (y < 1970 || mo < 1 || mo > 12 || dd < 1 || dd > mdays[mo - 1] || h > 23 || mi > 59 ||
+	    sec > 60 || h < 0 || mi < 0 || sec < 0)
+		return -1;
+	if (mo == 2 && dd == 29 && (y % 4 != 0 || (y % 100 == 0 && y % 400 != 0)))
+		return -1;
+	if (s[i] == '.') {
+		size_t f = ++i;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == f)
+			return -1;
+	}
+	if (i < n && (s[i] == 'Z' || s[i] == 'z')) {
+		i++;
+	} else if (i + 6 <= n && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
+		int oh = digits(s + i + 1, 2), om = digits(s + i + 4, 2);
+		if (oh < 0 || oh > 23 || om < 0 || om > 59)
+			return -1;
+		off = (oh * 3600 + om * 60) * (s[i] == '-' ? -1 : 1);
+		i += 6;
+	} else {
+		return -1;
+	}
+	if (i != n)
+		return -1;
+	int64_t t = days_from_civil(y, (unsigned)mo, (unsigned)dd) * 86400 + h * 3600 + mi * 60 + sec - off;
+	return t < 0 ? -1 : t;
+}
+
+/* The day-month-year-time part of an IMF-fixdate: "06 Nov 1994 08:49:37 GMT". */
+int64_t text_http_date(const char *s, size_t n)
+{
+	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	char iso[21];
+	int mo = -1;
+
+	/* "Sun, " then 24 bytes: anything else (RFC 850 or asctime forms) counts as unreadable */
+	if (n != 29 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' ||
+	    memcmp(s + 25, " GMT", 4) != 0)
+		return -1;
+	for (int i = 0; i < 12; i++)
+		if (memcmp(s + 8, months + 3 * i, 3) == 0)
+			mo = i + 1;
+	if (mo < 0)
+		return -1;
+	/* the same fields in RFC 3339 order, read by the one reader of times */
+	memcpy(iso, s + 12, 4);
+	iso[4] = '-';
+	text_digits(iso + 5, (unsigned)mo, 2);
+	iso[7] = '-';
+	memcpy(iso + 8, s + 5, 2);
+	iso[10] = 'T';
+	memcpy(iso + 11, s + 17, 8);
+	iso[19] = 'Z';
+	iso[20] = '\0';
+	return text_rfc3339(iso, 20);
 }

@@ -75,6 +75,14 @@ static inline void text_time(char *out, int64_t t)
 	text_digits(out + 17, (unsigned)(secs % 60), 2);
 }
 
+/* An RFC 3339 time (2026-11-30T03:02:35Z; fractions and +hh:mm allowed) in Unix seconds, or
+ * -1 when s[0..n) is not one or is before 1970. */
+int64_t text_rfc3339(const char *s, size_t n);
+
+/* An HTTP Date header's value in Unix seconds, or -1 when it is not an IMF-fixdate
+ * ("Sun, 06 Nov 1994 08:49:37 GMT", the form RFC 9110 says servers send). */
+int64_t text_http_date(const char *s, size_t n);
+
 /* The shortest piece of the token text_clean redacts wherever it appears. */
 #define TEXT_SECRET_PIECE 8
 

@@ -427,6 +427,19 @@ func hasTaint(n *corev1.Node, key, value string, effect corev1.TaintEffect) bool
 	return false
 }
 
+// onlyNodes fails the test unless the cluster holds exactly total nodes: a scenario whose
+// outcome depends on the count (paging, the storm guard) has the cluster to itself.
+func onlyNodes(t *testing.T, c *cluster, total int) {
+	t.Helper()
+	list, err := c.cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != total {
+		t.Fatalf("%d nodes in the cluster, want only the %d of this scenario", len(list.Items), total)
+	}
+}
+
 // poll calls f every 100ms until it returns true or timeout passes; returns when it did.
 func poll(t *testing.T, c *cluster, what string, timeout time.Duration, f func() bool) time.Time {
 	t.Helper()
@@ -573,8 +586,9 @@ type auditEvent struct {
 	ResponseStatus *struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
-	RequestObject  json.RawMessage `json:"requestObject"`
-	StageTimestamp time.Time       `json:"stageTimestamp"`
+	RequestObject            json.RawMessage `json:"requestObject"`
+	RequestReceivedTimestamp time.Time       `json:"requestReceivedTimestamp"`
+	StageTimestamp           time.Time       `json:"stageTimestamp"`
 }
 
 // auditEvents returns the completed requests of user since from.

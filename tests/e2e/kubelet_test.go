@@ -47,10 +47,11 @@ func newKubelets(cs *kubernetes.Clientset) *kubelets {
 }
 
 type nodeSpec struct {
-	name   string
-	labels map[string]string
-	taints []corev1.Taint
-	alive  bool // keep heartbeating after registration
+	name        string
+	labels      map[string]string
+	annotations map[string]string
+	taints      []corev1.Taint
+	alive       bool // keep heartbeating after registration
 }
 
 func readyCondition(now metav1.Time) corev1.NodeCondition {
@@ -73,7 +74,7 @@ func (k *kubelets) add(ctx context.Context, s nodeSpec) (*corev1.Node, error) {
 			"kubernetes.io/hostname": s.name,
 			"kubernetes.io/os":       "linux",
 			"kubernetes.io/arch":     "amd64",
-		}},
+		}, Annotations: s.annotations},
 		Spec: corev1.NodeSpec{Taints: s.taints},
 	}
 	for key, v := range s.labels {

@@ -8,7 +8,7 @@
 # Needs Go (the version go.mod names, 1.26) and the Go module proxy the first time.
 # The control plane binaries are cached in $NODERECOVER_E2E_CACHE (default
 # /var/cache/noderecover-e2e), keyed by version; the first build takes ~8 minutes on 2
-# cores, later runs reuse it; a cached run takes ~2 minutes. Exits non-zero when a
+# cores, later runs reuse it; a cached run takes ~4.5 minutes. Exits non-zero when a
 # scenario fails.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)

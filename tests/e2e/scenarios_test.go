@@ -87,7 +87,7 @@ func TestControlPlane(t *testing.T) {
 	}
 }
 
-// TestNodeRecover runs scenarios 1 to 6 in an order that needs the prune binding only
+// TestNodeRecover runs scenarios 1 to 11 in an order that needs the prune binding only
 // from scenario 4 on.
 func TestNodeRecover(t *testing.T) {
 	c := getCluster(t)
@@ -117,6 +117,9 @@ func TestNodeRecover(t *testing.T) {
 	t.Run("6_paging", func(t *testing.T) { scenarioPaging(t, c, tokenFile) })
 	t.Run("7_admission_denied", func(t *testing.T) { scenarioAdmissionDenied(t, c, tokenFile) })
 	t.Run("8_server_dry_run", func(t *testing.T) { scenarioServerDryRun(t, c, tokenFile) })
+	t.Run("9_storm_guard", func(t *testing.T) { scenarioStorm(t, c, tokenFile) })
+	t.Run("10_opt_out_label", func(t *testing.T) { scenarioOptOut(t, c, tokenFile) })
+	t.Run("11_conflict_retry", func(t *testing.T) { scenarioConflictRetry(t, c, tokenFile) })
 	// Pruning off again is the pruning-off output applied again: the token loses delete.
 	applyManifests(t, c, false)
 	t.Run("5d_permissions_after_pruning_off_again", func(t *testing.T) { permissions(t, c, false) })
@@ -632,13 +635,7 @@ func scenarioPaging(t *testing.T, c *cluster, tokenFile string) {
 			t.Fatal(err)
 		}
 	}
-	list, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(list.Items) != total {
-		t.Fatalf("%d nodes in the cluster, want only the %d of this scenario", len(list.Items), total)
-	}
+	onlyNodes(t, c, total)
 	started := time.Now()
 	w := startWatcher(t, c, "s6", runArgs(c, tokenFile,
 		"--self-node", name(self), "--taint-after", strconv.Itoa(taintAfter), "--prune-after", strconv.Itoa(pruneAfter),

@@ -361,6 +361,8 @@ class StandIn:
         self.rules = []
         self.hooks = []
         self.expire_continue = 0  # answer this many follow-up pages with 410 Expired
+        self.clock_offset = 0.0     # seconds the server's clock (its Date header) is ahead of the host's
+        self.date_mode = "imf"      # the Date header: "imf" (as Go sends), "rfc850" (unreadable to us), "none"
         self.pretty = False         # indented list bodies (as ?pretty=true gives)
         self.metadata_last = False  # list metadata (continue) after items: valid JSON, not Go's order
         self.list_filter = None     # callable(bytes) -> bytes applied to each list body
@@ -658,7 +660,10 @@ class StandIn:
         for k, v in extra:
             h.append("%s: %s" % (k, v))
         h.append("X-Kubernetes-Pf-Flowschema-Uid: 5d2b6c6e-7c1d-4c4e-9a55-2b9a0c1f3e21")
-        h.append("Date: " + time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime()))
+        if self.date_mode == "imf":
+            h.append("Date: " + time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + self.clock_offset)))
+        elif self.date_mode == "rfc850":
+            h.append("Date: " + time.strftime("%A, %d-%b-%y %H:%M:%S GMT", time.gmtime(time.time() + self.clock_offset)))
         if self.close_each:
             h.append("Connection: close")
         return ("\r\n".join(h) + "\r\n").encode("latin-1")

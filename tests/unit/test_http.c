@@ -407,6 +407,21 @@ static void t_retry_after(void)
 	check(got.rc == 1 && got.r.status == 503 && got.r.retry_after == -1);
 }
 
+/* The Date header, the API server's clock: read when it is an IMF-fixdate, else -1. */
+static void t_date(void)
+{
+	static const char dated[] = "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Length: 0\r\n\r\n";
+	static const char odd[] = "HTTP/1.1 200 OK\r\ndate:Sunday, 06-Nov-94 08:49:37 GMT\r\nContent-Length: 0\r\n\r\n";
+	static const char none[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+
+	parse(RAW(dated), 0, 100);
+	check(got.rc == 1 && got.r.date == 784111777);
+	parse(RAW(odd), 0, 100);
+	check(got.rc == 1 && got.r.date == -1);
+	parse(RAW(none), 0, 100);
+	check(got.rc == 1 && got.r.date == -1);
+}
+
 static void t_interim(void)
 {
 	static const char raw[] =
@@ -1302,6 +1317,7 @@ static const struct test tests[] = {
 	{ "head_limits", t_head_limits },
 	{ "too_many_headers", t_too_many_headers },
 	{ "retry_after", t_retry_after },
+	{ "date", t_date },
 	{ "interim", t_interim },
 	{ "connection", t_connection },
 	{ "no_body", t_no_body },

@@ -398,9 +398,10 @@ static int on_node(void *ctx, const struct node_facts *f, const char *why)
 	return 0;
 }
 
-static void on_restart(void *ctx)
+static void on_page(void *ctx, const struct kube_page *pg)
 {
 	(void)ctx;
+	(void)pg;
 }
 
 static void t_list_yields_facts(void)
@@ -413,7 +414,7 @@ static void t_list_yields_facts(void)
 	    "{\"metadata\":{\"name\":\"agent-1\",\"uid\":\"u1\",\"resourceVersion\":\"5\"},\"status\":{\"conditions\":"
 	    "[{\"type\":\"Ready\",\"status\":\"Unknown\",\"lastTransitionTime\":\"2026-11-30T04:22:35Z\"}]}},"
 	    "{\"metadata\":{\"name\":\"agent-2\",\"uid\":\"u2\"}}]}");
-	check(kube_list_nodes(&k, 500, &keys, on_node, on_restart, &s) == KUBE_OK);
+	check(kube_list_nodes(&k, 500, &keys, on_page, on_node, &s) == KUBE_OK);
 	check(s.nodes == 1 && strcmp(s.first, "agent-1") == 0);
 	check(s.unreadable == 1 && s.why[0] != '\0');
 	check(recorded(got, sizeof got) > 0 && strncmp(got, "GET /api/v1/nodes?limit=500 HTTP/1.1\r\n", 38) == 0);

@@ -392,8 +392,44 @@ static void t_storm_cooldown(void)
 	check(o.taint == 3 && o.held == 0);
 }
 
+/* When the loop should wake: the first threshold still ahead that would make the node act. */
+static void t_due(void)
+{
+	static const struct {
+		struct row r;
+		int excluded;
+		long due;
+	} due[] = {
+		{ { "taint ahead", "a", RDY_U, 10, 0, 0, 0, 0, 0, 0, 3, 0, 0 }, 0, T - 10 },
+		{ { "prune ahead, after the taint", "a", RDY_U, T, 1, 1, 1, 0, 0, P, 3, 0, 0 }, 0, P - T },
+		{ { "taint first, prune later", "a", RDY_U, 10, 0, 0, 1, 0, 0, P, 3, 0, 0 }, 0, T - 10 },
+		{ { "prune before taint when set shorter", "a", RDY_U, 10, 0, 0, 1, 0, 0, 30, 3, 0, 0 }, 0, 20 },
+		{ { "must-fail: no wake for an operator's taint", "a", RDY_U, 10, 1, 0, 0, 0, 0, 0, 3, 0, 0 }, 0, -1 },
+		{ { "must-fail: no wake for a control-plane prune", "a", RDY_U, T, 1, 1, 1, 1, 0, P, 3, 0, 0 }, 0, -1 },
+		{ { "must-fail: no wake for an etcd prune", "a", RDY_U, T, 1, 1, 1, 0, 1, P, 3, 0, 0 }, 0, -1 },
+		{ { "must-fail: no wake for an opted-out node", "a", RDY_U, 10, 0, 0, 0, 0, 0, 0, 3, 0, 0 }, 1, -1 },
+		{ { "must-fail: no wake for its own node", "self", RDY_U, 10, 0, 0, 0, 0, 0, 0, 3, 0, 0 }, 0, -1 },
+		{ { "must-fail: no wake past every threshold", "a", RDY_U, 3600, 0, 0, 0, 0, 0, 0, 3, 0, 0 }, 0, -1 },
+		{ { "must-fail: no wake when Ready", "a", RDY_T, -1, 0, 0, 0, 0, 0, 0, 3, 0, 0 }, 0, -1 },
+		{ { "must-fail: no wake without a transition time", "a", RDY_U, -1, 0, 0, 0, 0, 0, 0, 3, 0, 0 }, 0, -1 },
+	};
+
+	for (size_t i = 0; i < sizeof due / sizeof due[0]; i++) {
+		struct policy_settings s = { T, due[i].r.prune_after, "self" };
+		struct node_facts f;
+		struct policy_verdict v;
+
+		node_from_row(&due[i].r, &f);
+		f.excluded = due[i].excluded;
+		policy_node(&f, &s, NOW, &v);
+		if (!check(v.due_in == due[i].due))
+			fprintf(stderr, "  row: %s (due in %lld)\n", due[i].r.what, (long long)v.due_in);
+	}
+}
+
 static const struct test tests[] = {
 	{ "table", t_table },
+	{ "due", t_due },
 	{ "summary", t_summary },
 	{ "future_transition", t_future_transition },
 	{ "no_name", t_no_name },

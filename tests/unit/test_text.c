@@ -93,8 +93,37 @@ static void t_clean(void)
 	check(strcmp(big, "Bearer [redacted]") == 0);
 }
 
+/* The Date header: IMF-fixdate only, checked against strftime; the obsolete forms and any
+ * damage read as "no date" (-1), so the caller falls back to its own clock and says so. */
+static void t_http_date(void)
+{
+	static const char *bad[] = {
+		"", "Sun, 06 Nov 1994 08:49:37", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
+		"Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Xyz 1994 08:49:37 GMT", "Sun, 31 Feb 2026 08:49:37 GMT",
+		"Sun, 06 Nov 1994 24:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT ", "Sun, 06 Nov 1969 08:49:37 GMT",
+		"Sun, 0x Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:3 GMT",
+	};
+	char want[64];
+
+	check(text_http_date("Sun, 06 Nov 1994 08:49:37 GMT", 29) == 784111777);
+	for (int64_t s = 0; s < 4102444800; s += 86400 * 31 + 3601) {
+		time_t t = (time_t)s;
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		strftime(want, sizeof want, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		if (!check(text_http_date(want, strlen(want)) == s))
+			fprintf(stderr, "  %s\n", want);
+	}
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (!check(text_http_date(bad[i], strlen(bad[i])) == -1))
+			fprintf(stderr, "  read '%s'\n", bad[i]);
+	check(text_rfc3339("2026-11-30T03:02:35Z", 20) == 1796007755);
+	check(text_rfc3339("2026-11-30T03:02:35.123+01:00", 29) == 1796007755 - 3600);
+}
+
 static const struct test tests[] = {
 	{ "hexval", t_hexval },
+	{ "http_date", t_http_date },
 	{ "time", t_time },
 	{ "clean", t_clean },
 	{ 0, 0 },

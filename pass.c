@@ -1,0 +1,381 @@
+/*
+ * One pass: list every node, decide for each, then act, saying each decision and outcome once.
+ * Owns the pass's bookkeeping (the nodes kept for action, the list's summary) and the words
+ * of every log line about a node or the storm guard. Nothing is done until the whole list is
+ * read. Never sleeps between passes; the loop (noderecover.c) decides when a pass runs.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "pass.h"
+#include "say.h"
+
+struct kept {
+	struct node_facts f;
+	struct policy_verdict v;
+};
+
+/* What one pass has learnt so far. */
+struct pass {
+	struct node_keys keys;
+	struct policy_settings rules;
+	int64_t now;        /* when the list began, by the API server's clock (else the local one) */
+	int64_t local;      /* ... by the local clock */
+	int64_t date;       /* the first page's Date; -1: it had none we could read */
+	int64_t mono0;      /* ... by the monotonic clock, milliseconds */
+	int64_t due;        /* seconds from now until the first threshold ahead; -1: none */
+	struct policy_summary sum;
+	int nkept, overflow, unreadable;
+	long seen;
+	struct kept kept[PASS_KEEP_MAX];
+};
+
+/*
+ * The list (re)starts: "now" is the API server's, from its Date header. lastTransitionTime
+ * is written by the control plane's clock, so a host clock running ahead would otherwise
+ * taint early (ten minutes fast with a five-minute threshold: at once).
+ */
+static void on_page(void *ctx, const struct kube_page *pg)
+{
+	struct pass *p = ctx;
+
+	if (!pg->first)
+		return;
+	memset(&p->sum, 0, sizeof p->sum);
+	p->nkept = p->overflow = p->unreadable = 0;
+	p->seen = 0;
+	p->due = -1;
+	p->local = time(NULL);
+	p->date = pg->date;
+	p->now = pg->date >= 0 ? pg->date : p->local;
+	p->mono0 = http_clock_ms();
+}
+
+/* The server's time now: its Date at the list's start, advanced by the monotonic clock. */
+static int64_t pass_now(const struct pass *p)
+{
+	return p->now + (http_clock_ms() - p->mono0) / 1000;
+}
+
+static int on_node(void *ctx, const struct node_facts *f, const char *why)
+{
+	static struct kept spill;   /* a node past PASS_KEEP_MAX: decided, counted, not kept */
+	struct pass *p = ctx;
+	struct kept *k = p->nkept < PASS_KEEP_MAX ? &p->kept[p->nkept] : &spill;
+	char name[NODE_NAME_MAX + 1];
+
+	p->seen++;
+	if (why) {
+		say("Could not read node %s (item %ld of the list): %s; it is not acted on this pass",
+		    f->name[0] ? say_printable(f->name, name, sizeof name) : "without a name", p->seen, why);
+		p->unreadable++;
+		return 0;
+	}
+	k->f = *f;
+	policy_summary_add(&p->sum, &k->f);
+	if (!policy_node(&k->f, &p->rules, p->now, &k->v)) {
+		if (k->v.due_in >= 0 && (p->due < 0 || k->v.due_in < p->due))
+			p->due = k->v.due_in;
+		return 0;
+	}
+	if (!kube_name_ok(k->f.name)) {
+		say("Not acting on node '%s': not a valid node name", say_printable(k->f.name, name, sizeof name));
+		p->unreadable++;
+		return 0;
+	}
+	if (k == &spill)
+		p->overflow++;
+	else
+		p->nkept++;
+	return 0;
+}
+
+/*
+ * What a pass tells the world about a node or the guard. Every such line goes through
+ * report(): one place where Events and metrics attach to the words of the log.
+ */
+enum pass_event {
+	PASS_TAINTED, PASS_CLEARED, PASS_DELETED, PASS_WOULD,
+	PASS_REFUSED, PASS_EXCLUDED,
+	PASS_STORM_ENGAGED, PASS_STORM_COOLING, PASS_STORM_LIFTED,
+	PASS_ACTION_FAILED
+};
+
+/* Says one line; f: the node it is about, or NULL (the storm guard). */
+__attribute__((format(printf, 4, 5)))
+static void report(struct pass_loop *l, enum pass_event e, const struct node_facts *f, const char *fmt, ...)
+{
+	char line[SAY_LINE_MAX];
+	va_list ap;
+
+	(void)l;
+	(void)e;
+	(void)f;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	say("%s", line);
+}
+
+/* Says why a delete was refused. */
+static void say_refusal(struct pass_loop *l, const struct kept *k, const struct policy_summary *sum)
+{
+	switch (k->v.refusal) {
+	case POLICY_REFUSED_CONTROL_PLANE:
+		report(l, PASS_REFUSED, &k->f, "Not deleting %s: it is a control-plane node (label %s), never pruned; the pass fails",
+		    k->f.name, NODE_LABEL_CONTROL_PLANE);
+		break;
+	case POLICY_REFUSED_ETCD:
+		report(l, PASS_REFUSED, &k->f, "Not deleting %s: it is an etcd member (label %s), never pruned; the pass fails",
+		    k->f.name, NODE_LABEL_ETCD);
+		break;
+	case POLICY_REFUSED_QUORUM:
+		report(l, PASS_REFUSED, &k->f, "Not deleting %s: only %ld Ready etcd members would remain, fewer than the %d a cluster needs to tolerate losing one",
+		    k->f.name, sum->etcd_ready, POLICY_ETCD_FLOOR);
+		break;
+	case POLICY_ALLOWED:
+		break;
+	}
+}
+
+/* One line when the local clock and the server's part by more than CLOCK_SKEW_MAX seconds,
+ * one more each time that changes by as much; one when the server sends no Date. */
+#define CLOCK_SKEW_MAX 5
+static void say_clock(struct pass_loop *l, const struct pass *p)
+{
+	int64_t skew = p->local - p->date, change = skew - l->skew;
+
+	if (p->date < 0) {
+		if (!l->no_date_said)
+			say("The API server's answer has no Date header noderecover can read; it goes by the local clock, which taints early if it runs ahead of the control plane's (logged once)");
+		l->no_date_said = 1;
+		return;
+	}
+	if (change >= -CLOCK_SKEW_MAX && change <= CLOCK_SKEW_MAX)
+		return;
+	l->skew = skew;
+	if (skew >= -CLOCK_SKEW_MAX && skew <= CLOCK_SKEW_MAX)
+		say("The local clock agrees with the API server's again (within %ds)", CLOCK_SKEW_MAX);
+	else
+		say("The local clock is %llds %s the API server's; noderecover goes by the server's clock",
+		    (long long)(skew < 0 ? -skew : skew), skew < 0 ? "behind" : "ahead of");
+}
+
+const char *pass_limit_text(const struct settings *s, char *out, size_t n)
+{
+	if (s->max_unknown)
+		snprintf(out, n, "%ld", s->max_unknown);
+	else
+		snprintf(out, n, "%d%%", s->max_unknown_percent);
+	return out;
+}
+
+/* One line for each change of the storm guard, none while it stays as it was. */
+static void say_storm(struct pass_loop *l, enum policy_storm_change c, const struct policy_summary *sum, long limit)
+{
+	const struct settings *s = l->s;
+	char lim[32];
+
+	pass_limit_text(s, lim, sizeof lim);
+	switch (c) {
+	case POLICY_STORM_ENGAGES:
+		report(l, PASS_STORM_ENGAGED, NULL, "Storm guard engaged: %ld of %ld nodes are Unknown, more than the limit of %ld (--max-unknown %s); no new taint and no delete until at most %ld are and %llds have passed, clears go on",
+		    sum->unknown, sum->nodes, limit, lim, limit, (long long)s->storm_cooldown);
+		break;
+	case POLICY_STORM_COOLS:
+		report(l, PASS_STORM_COOLING, NULL, "Storm guard cooling down: %ld of %ld nodes are Unknown, within the limit of %ld; new taints and deletes stay held for %llds",
+		    sum->unknown, sum->nodes, limit, (long long)s->storm_cooldown);
+		break;
+	case POLICY_STORM_LIFTS:
+		report(l, PASS_STORM_LIFTED, NULL, "Storm guard lifted: %ld of %ld nodes are Unknown, within the limit of %ld; taints and deletes resume",
+		    sum->unknown, sum->nodes, limit);
+		break;
+	case POLICY_STORM_SAME:
+		break;
+	}
+}
+
+/* The line for a decided action that a dry run does not carry out. */
+static void say_would(struct pass_loop *l, const struct kept *k)
+{
+	const char *how = l->s->dry_run == DRY_RUN_SERVER ? "dry run: the server accepted it, nothing stored"
+	    : "dry run: nothing sent";
+
+	if (k->v.action == POLICY_TAINT)
+		report(l, PASS_WOULD, &k->f, "Would taint %s %s=%s:%s: not reporting for %llds (%s)", k->f.name, NODE_TAINT_KEY,
+		    NODE_TAINT_VALUE, NODE_TAINT_EFFECT, (long long)k->v.unknown_for, how);
+	else if (k->v.action == POLICY_CLEAR)
+		report(l, PASS_WOULD, &k->f, "Would clear %s: Ready again; out-of-service taint and annotation removed (%s)", k->f.name, how);
+	else if (k->v.action == POLICY_DELETE)
+		report(l, PASS_WOULD, &k->f, "Would delete %s: not reporting for %llds (%s)", k->f.name, (long long)k->v.unknown_for, how);
+}
+
+/* Does one decided action; returns -1 when it failed the pass, else 0 (KUBE_CHANGED: 1). */
+static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
+{
+	const struct settings *s = l->s;
+	const char *verb = k->v.action == POLICY_TAINT ? "Tainting" : k->v.action == POLICY_CLEAR ? "Clearing" : "Deleting";
+	enum kube_result r;
+
+	if (s->dry_run == DRY_RUN_CLIENT) {
+		say_would(l, k);
+		return 0;
+	}
+	switch (k->v.action) {
+	case POLICY_TAINT:
+		r = kube_taint(l->kc, &k->f, s->annotation, (time_t)now);
+		break;
+	case POLICY_CLEAR:
+		r = kube_clear(l->kc, &k->f, s->annotation);
+		break;
+	case POLICY_DELETE:
+		r = kube_delete(l->kc, &k->f);
+		break;
+	default:
+		return 0;
+	}
+	switch (r) {
+	case KUBE_OK:
+		if (s->dry_run == DRY_RUN_SERVER)
+			say_would(l, k);
+		else if (k->v.action == POLICY_TAINT)
+			report(l, PASS_TAINTED, &k->f, "Tainted %s %s=%s:%s: not reporting for %llds", k->f.name, NODE_TAINT_KEY,
+			    NODE_TAINT_VALUE, NODE_TAINT_EFFECT, (long long)k->v.unknown_for);
+		else if (k->v.action == POLICY_CLEAR)
+			report(l, PASS_CLEARED, &k->f, "Cleared %s: Ready again; out-of-service taint and annotation removed", k->f.name);
+		else
+			report(l, PASS_DELETED, &k->f, "Deleted %s: not reporting for %llds", k->f.name, (long long)k->v.unknown_for);
+		return 0;
+	case KUBE_CHANGED:
+		return 1;
+	case KUBE_GONE:
+		say("%s already gone", k->f.name);
+		return 0;
+	case KUBE_FAILED:
+		break;
+	}
+	/* a stop is not a failure to report, only a pass cut short */
+	if (*l->stop)
+		say("%s %s cut short by a signal", verb, k->f.name);
+	else
+		report(l, PASS_ACTION_FAILED, &k->f, "%s %s failed: %s; next pass", verb, k->f.name, kube_error(l->kc));
+	return -1;
+}
+
+/*
+ * Does one decided action. When the node changed since it was listed (a failed test op or
+ * delete precondition), reads it again, decides again with the pass's summary and the guard's
+ * verdict, and tries again with its new resourceVersion, a few times, as client-go's conflict
+ * retry does: a node another client changes often must not starve. Returns -1 when the action
+ * failed the pass, else 0.
+ */
+static int act(struct pass_loop *l, const struct pass *p, struct kept *k, int holding)
+{
+	int r = act_once(l, k, pass_now(p));
+
+	for (int tries = 0; r == 1 && !*l->stop; tries++) {
+		if (tries == KUBE_CONFLICT_RETRIES) {
+			say("%s kept changing while it was acted on (%d tries); next pass", k->f.name, tries + 1);
+			return 0;
+		}
+		switch (kube_get_node(l->kc, k->f.name, &p->keys, &k->f)) {
+		case KUBE_OK:
+			break;
+		case KUBE_GONE:
+			say("%s already gone", k->f.name);
+			return 0;
+		default:
+			say("%s changed since it was listed, and reading it again failed: %s; next pass", k->f.name, kube_error(l->kc));
+			return -1;
+		}
+		policy_node(&k->f, &p->rules, pass_now(p), &k->v);
+		policy_resolve(&k->v, &p->sum, holding);
+		if (k->v.action == POLICY_NONE) {
+			say("%s changed since it was listed; nothing to do now", k->f.name);
+			return 0;
+		}
+		r = act_once(l, k, pass_now(p));
+	}
+	return r < 0 ? -1 : 0;
+}
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;   /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* An opted-out node that would be tainted or deleted: said once while it stays so. */
+static void say_excluded(struct pass_loop *l, const struct kept *k)
+{
+	uint64_t h = name_hash(k->f.name);
+	int told = 0;
+
+	for (int i = 0; i < l->ntold && !told; i++)
+		told = l->told[i] == h;
+	if (l->ntelling < PASS_KEEP_MAX)
+		l->telling[l->ntelling++] = h;
+	if (!told)
+		report(l, PASS_EXCLUDED, &k->f, "Not %s %s: it carries %s=true, so it is left as it is (logged once while it stays so)",
+		    k->v.excluded == POLICY_DELETE ? "deleting" : "tainting", k->f.name, l->s->exclude_label);
+}
+
+int pass_run(struct pass_loop *l, struct pass_result *res)
+{
+	const struct settings *s = l->s;
+	static struct pass p;
+	struct policy_limit lim = { s->max_unknown, s->max_unknown_percent };
+	long limit;
+	int held = 0;
+
+	memset(res, 0, sizeof *res);
+	res->due_in = -1;
+	p.keys = (struct node_keys){ s->prune_label, s->annotation, s->exclude_label };
+	p.rules = (struct policy_settings){ s->taint_after, s->prune_after, s->self_node };
+	/* Nothing is done until the whole list is read: quorum needs every page, and a list
+	 * that broke halfway is no ground to act on. */
+	if (kube_list_nodes(l->kc, s->page_size, &p.keys, on_page, on_node, &p) != KUBE_OK) {
+		/* a stop is not a failure to report, only a pass cut short */
+		if (*l->stop)
+			say("Listing nodes cut short by a signal; no node acted on this pass");
+		else
+			say("Listing nodes failed: %s; no node acted on this pass", kube_error(l->kc));
+		res->failed = 1;
+		return -1;
+	}
+	res->listed = 1;
+	res->failed = p.unreadable > 0;
+	say_clock(l, &p);
+	/* Every Unknown node counts, our own and those not yet past the threshold: the guard
+	 * asks whether the cluster or the watcher's view of it is broken, not which node is. */
+	limit = policy_unknown_limit(&lim, p.sum.nodes);
+	say_storm(l, policy_storm_step(&l->storm, p.sum.unknown, limit, s->storm_cooldown, http_clock_ms() / 1000), &p.sum, limit);
+	for (int i = 0; i < p.nkept && !*l->stop; i++) {
+		struct kept *k = &p.kept[i];
+		policy_resolve(&k->v, &p.sum, policy_storm_holds(&l->storm));
+		held += k->v.held != POLICY_NONE;
+		if (k->v.excluded != POLICY_NONE)
+			say_excluded(l, k);
+		if (k->v.refusal != POLICY_ALLOWED) {
+			say_refusal(l, k, &p.sum);
+			res->failed = 1;
+		}
+		if (act(l, &p, k, policy_storm_holds(&l->storm)) < 0)
+			res->failed = 1;
+	}
+	memcpy(l->told, l->telling, sizeof l->told[0] * (size_t)l->ntelling);
+	l->ntold = l->ntelling;
+	l->ntelling = 0;
+	if (p.overflow) {
+		say("%d more nodes need action than the %d one pass handles; they are next pass", p.overflow, PASS_KEEP_MAX);
+		res->failed = 1;
+	}
+	res->failed |= held > 0;
+	if (p.due >= 0)
+		res->due_in = p.due > pass_now(&p) - p.now ? p.due - (pass_now(&p) - p.now) : 0;
+	return res->failed ? -1 : 0;
+}

@@ -1,0 +1,49 @@
+/*
+ * One pass: read every node (kube.c), decide (policy.c), act (kube.c), and say each decision
+ * and outcome once (say.c). Owns what one pass learns and the little that passes carry to
+ * the next on purpose. Never sleeps between passes, never parses settings, never exits.
+ */
+#ifndef PASS_H
+#define PASS_H
+
+#include <signal.h>
+#include <stdint.h>
+#include "kube.h"
+#include "policy.h"
+#include "settings.h"
+
+#define PASS_KEEP_MAX 1024   /* nodes acted on in one pass; the rest wait for the next */
+
+/*
+ * What the loop hands every pass, and what one pass leaves for the next on purpose: the
+ * storm guard, the clock skew last logged, and which opted-out nodes needing action were
+ * already logged (by a 64-bit hash of the name: fixed memory, and a collision costs at most
+ * one line not written). A restart forgets it all. Zero it, then set kc, s and stop. Large: keep it static.
+ */
+struct pass_loop {
+	struct kube *kc;
+	const struct settings *s;
+	volatile sig_atomic_t *stop;      /* set by a signal: finish no more actions */
+	struct policy_storm storm;
+	int64_t skew;                     /* local minus server clock, seconds, as last logged */
+	int no_date_said;                 /* the server's missing Date was logged */
+	uint64_t told[PASS_KEEP_MAX], telling[PASS_KEEP_MAX];
+	int ntold, ntelling;
+};
+
+/* How a pass went, for the loop. */
+struct pass_result {
+	int failed;      /* the list failed, a node was unreadable, an action failed or was held */
+	int listed;      /* the whole list was read */
+	int64_t due_in;  /* seconds from the end of the pass until the first Unknown node known
+	                    to the pass crosses a threshold that makes it act, by the API
+	                    server's clock; -1: none */
+};
+
+/* Runs one pass. Returns 0 when all went well, -1 when it failed or held an action back. */
+int pass_run(struct pass_loop *l, struct pass_result *r);
+
+/* The storm guard's limit as a person set it ("50%" or "7"), for log lines. */
+const char *pass_limit_text(const struct settings *s, char *out, size_t n);
+
+#endif
