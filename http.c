@@ -448,11 +448,6 @@ void http_deadline(struct http_conn *c, enum http_phase ph, long ms)
 	c->limit_ms[ph] = ms;
 }
 
-void http_until(struct http_conn *c, long long at)
-{
-	c->until = at;
-}
-
 /* Starts phase ph, begun at start: it ends after its own limit, or at cap or c->until if sooner. */
 static void enter(struct http_conn *c, enum http_phase ph, long long start, long long cap)
 {
@@ -502,12 +497,12 @@ static int wait_fd(struct http_conn *c, int fd, short ev)
 	}
 }
 
-int http_sleep(struct http_conn *c, long ms)
+int http_sleep(struct http_conn *c, long ms, long long until)
 {
 	long long end = http_clock_ms() + ms;
 
 	c->stopped = c->expired = 0;
-	if (c->until && end > c->until) {
+	if (until && end > until) {
 		c->expired = 1;
 		return cfail(c, "waiting %lds more would pass the deadline", (ms + 999) / 1000);
 	}
@@ -802,7 +797,7 @@ static int read_head(struct http_conn *c)
 }
 
 int http_request(struct http_conn *c, const char *method, const char *path, const char *headers,
-    const void *body, size_t bodylen, struct http_response *r)
+    const void *body, size_t bodylen, const struct http_bounds *b, struct http_response *r)
 {
 	c->permanent = 1;
 	c->stopped = c->expired = 0;
@@ -811,6 +806,9 @@ int http_request(struct http_conn *c, const char *method, const char *path, cons
 	c->permanent = 0;
 	if (c->in_body)
 		http_discard(c);
+	/* this request's own bounds, whatever the one before had */
+	c->limit_ms[HTTP_RESPONSE] = b ? b->response_ms : HTTP_RESPONSE_MS;
+	c->until = b ? b->until : 0;
 	c->stopped = c->expired = 0;
 	for (int attempt = 0;; attempt++) {
 		int reused = c->fd >= 0, e = HEAD_IO, sent;

@@ -21,7 +21,8 @@
 /*
  * The phases of a request, each with its own limit in milliseconds. CONNECT and HANDSHAKE run
  * from their start; HEAD (the status line and headers) and RESPONSE (everything, to the last
- * body byte) from the moment the request starts to go out. No phase outlives http_until.
+ * body byte) from the moment the request starts to go out. RESPONSE's limit is the request's
+ * own (struct http_bounds); no phase outlives the request's bounds.until.
  */
 enum http_phase { HTTP_CONNECT, HTTP_HANDSHAKE, HTTP_HEAD, HTTP_RESPONSE, HTTP_PHASES };
 #define HTTP_CONNECT_MS 10000
@@ -87,8 +88,9 @@ struct http_conn {
 	char host[256];              /* where to connect: DNS name or IP literal (no brackets) */
 	char port[8];
 	char where[300];             /* "host:port" ("[v6]:port") for Host and messages */
-	long limit_ms[HTTP_PHASES];  /* set by http_init (HTTP_*_MS), changed by http_deadline */
-	long long until;             /* no wait past this (http_clock_ms); 0: none */
+	long limit_ms[HTTP_PHASES];  /* set by http_init (HTTP_*_MS), changed by http_deadline;
+	                                RESPONSE's set by each request from its bounds */
+	long long until;             /* private: the request's bounds.until; 0: none */
 	int scale;                   /* private: test-only divisor of every limit (see http_init) */
 	const volatile sig_atomic_t *stop; /* when set and nonzero: give up within HTTP_WAIT_SLICE_MS */
 	int fd;                      /* -1 when closed */
@@ -128,28 +130,39 @@ int http_init(struct http_conn *c, const struct tls_creds *creds, const char *ho
     const char *verify_name);
 /* The monotonic clock, in milliseconds. */
 long long http_clock_ms(void);
-/* http_clock_ms() plus ms, divided as the limits are: for deadlines the caller keeps (http_until). */
+/* http_clock_ms() plus ms, divided as the limits are: for a deadline over several requests. */
 long long http_later(const struct http_conn *c, long ms);
-/* Sets one phase's limit for the requests that follow. */
+/* Sets the limit of CONNECT, HANDSHAKE or HEAD for the requests that follow (tests shorten them). */
 void http_deadline(struct http_conn *c, enum http_phase ph, long ms);
-/* Sets (0: clears) the time no wait of the following requests may pass, from http_later. */
-void http_until(struct http_conn *c, long long at);
+
 /*
- * Sleeps ms milliseconds unless the stop flag is set or c->until would pass first. Returns 0
- * after the whole sleep, -1 (c->stopped or c->expired set, c->err saying why) otherwise.
+ * What one request may take beyond the fixed phases: its whole response (HTTP_RESPONSE, to the
+ * last body byte) and a time no wait may pass, a caller's deadline over several requests such
+ * as a whole list (from http_later; 0: none). A NULL bounds means HTTP_RESPONSE_MS and none.
  */
-int http_sleep(struct http_conn *c, long ms);
+struct http_bounds {
+	long response_ms;
+	long long until;
+};
+
+/*
+ * Sleeps ms milliseconds unless the stop flag is set or until (0: none) would pass first.
+ * Returns 0 after the whole sleep, -1 (c->stopped or c->expired set, c->err saying why)
+ * otherwise.
+ */
+int http_sleep(struct http_conn *c, long ms, long long until);
 /*
  * Sends one request and reads the response head into *r. headers are extra header lines,
  * each ending "\r\n" (NULL for none); Host, User-Agent and, when body is not NULL,
  * Content-Length are added here. method and path are checked for bytes that would split the
  * request. Connects when needed; a reused connection that turns out closed before any response
  * byte is reconnected and the request sent once more (never after a deadline or a stop).
+ * b bounds the request and the reading of its body (NULL: the defaults).
  * Returns 0 (then read the body with http_read until it returns 0), or -1 with c->err set.
  * Never follows a redirect: a 3xx is returned like any status.
  */
 int http_request(struct http_conn *c, const char *method, const char *path, const char *headers,
-    const void *body, size_t bodylen, struct http_response *r);
+    const void *body, size_t bodylen, const struct http_bounds *b, struct http_response *r);
 /* Reads up to n decoded body bytes. Returns the count, 0 at the end of the body, -1 on error. */
 long http_read(struct http_conn *c, char *buf, size_t n);
 /* Reads and drops the rest of a body (up to a bound) so the connection can be reused, else closes. */

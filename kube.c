@@ -177,7 +177,7 @@ void kube_close(struct kube *k)
  * resourceVersion precondition fails if the first attempt went through.
  */
 static int request(struct kube *k, const char *method, const char *path, const char *ctype,
-    const char *body, size_t len, struct http_response *r)
+    const char *body, size_t len, const struct http_bounds *b, struct http_response *r)
 {
 	char headers[KUBE_TOKEN_MAX + 256];
 	int reread = 0;
@@ -202,7 +202,7 @@ static int request(struct kube *k, const char *method, const char *path, const c
 			fail(k, "request headers too long");
 			return -1;
 		}
-		if (http_request(&k->http, method, path, headers, body, len, r) < 0) {
+		if (http_request(&k->http, method, path, headers, body, len, b, r) < 0) {
 			char reason[sizeof k->http.err];
 			if (k->observe)
 				k->observe(k->observe_ctx, method, 0);
@@ -214,7 +214,7 @@ static int request(struct kube *k, const char *method, const char *path, const c
 				fail(k, "%s", k->http.err);
 				return -1;
 			}
-			if (http_sleep(&k->http, 1000L << attempt) < 0) {
+			if (http_sleep(&k->http, 1000L << attempt, b ? b->until : 0) < 0) {
 				fail(k, "%s; before that, %.200s", k->http.err, reason);
 				return -1;
 			}
@@ -245,7 +245,7 @@ static int request(struct kube *k, const char *method, const char *path, const c
 			wait = KUBE_RETRY_AFTER_MAX;
 		http_discard(&k->http);
 		/* a wait that would outlast the request's deadline, or a stop, ends it now */
-		if (http_sleep(&k->http, wait * 1000) < 0) {
+		if (http_sleep(&k->http, wait * 1000, b ? b->until : 0) < 0) {
 			fail(k, "HTTP %d, asked to wait %lds: %s", r->status, wait, k->http.err);
 			return -1;
 		}
@@ -304,7 +304,7 @@ int kube_call(struct kube *k, const char *what, const char *method, const char *
 
 	if ((size_t)snprintf(full, sizeof full, "%s%s", k->prefix, path) >= sizeof full)
 		return fail(k, "%s: path too long", what);
-	if (request(k, method, full, body ? "application/json" : NULL, body, len, &r) < 0)
+	if (request(k, method, full, body ? "application/json" : NULL, body, len, NULL, &r) < 0)
 		return failed(k, what);
 	if (r.status < 200 || r.status > 299) {
 		refused(k, what, &r);
@@ -377,7 +377,7 @@ static int on_item(void *ctx, const struct json_item *it)
 
 /* select: "" for every node, or a field selector already escaped for the query. */
 static enum kube_result list_pages(struct kube *k, long limit, const char *select,
-    const struct node_keys *keys, kube_page_fn page, kube_node_fn node, void *ctx)
+    const struct http_bounds *b, const struct node_keys *keys, kube_page_fn page, kube_node_fn node, void *ctx)
 {
 	static struct json_list l;
 	static char item[KUBE_NODE_MAX];
@@ -397,7 +397,7 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
 		if ((size_t)snprintf(path, sizeof path, "%s/api/v1/nodes?limit=%ld%s%s", k->prefix, limit, select,
 		    cont[0] ? "&continue=" : "") >= sizeof path || query_escape(path, sizeof path, cont) < 0)
 			return fail(k, "listing nodes: continue token too long");
-		if (request(k, "GET", path, NULL, NULL, 0, &r) < 0)
+		if (request(k, "GET", path, NULL, NULL, 0, b, &r) < 0)
 			return failed(k, "listing nodes");
 		if (r.status == 410 && !restarted) {
 			/* The continue token expired (etcd compacted): start again, once a pass. */
@@ -450,15 +450,10 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
 enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_keys *keys,
     kube_page_fn page, kube_node_fn node, void *ctx)
 {
-	long long end = http_later(&k->http, KUBE_LIST_SECONDS * 1000L);
-	enum kube_result res;
+	struct http_bounds b = { KUBE_PAGE_SECONDS * 1000L, http_later(&k->http, KUBE_LIST_SECONDS * 1000L) };
+	enum kube_result res = list_pages(k, limit, "", &b, keys, page, node, ctx);
 
-	http_deadline(&k->http, HTTP_RESPONSE, KUBE_PAGE_SECONDS * 1000L);
-	http_until(&k->http, end);
-	res = list_pages(k, limit, "", keys, page, node, ctx);
-	http_deadline(&k->http, HTTP_RESPONSE, HTTP_RESPONSE_MS);
-	http_until(&k->http, 0);
-	if (res != KUBE_OK && http_clock_ms() >= end)
+	if (res != KUBE_OK && http_clock_ms() >= b.until)
 		return fail(k, "reading the node list: not done after %ds", KUBE_LIST_SECONDS);
 	return res;
 }
@@ -499,9 +494,7 @@ enum kube_result kube_get_node(struct kube *k, const char *name, const struct no
 		return fail(k, "not a node name, not put into a query");
 	/* A list with a field selector, not a GET of the object: the same reader, the same facts. */
 	snprintf(select, sizeof select, "&fieldSelector=metadata.name%%3D%s", name);
-	http_deadline(&k->http, HTTP_RESPONSE, KUBE_PAGE_SECONDS * 1000L);
-	r = list_pages(k, 2, select, keys, on_one_page, on_one, &o);
-	http_deadline(&k->http, HTTP_RESPONSE, HTTP_RESPONSE_MS);
+	r = list_pages(k, 2, select, &(struct http_bounds){ KUBE_PAGE_SECONDS * 1000L, 0 }, keys, on_one_page, on_one, &o);
 	if (r != KUBE_OK)
 		return o.found > 1 ? fail(k, "reading node %s: the server listed more than one node of that name", name) : r;
 	if (!o.found)
@@ -526,7 +519,7 @@ static enum kube_result change(struct kube *k, const char *method, const struct 
 	    k->dry_run ? "?dryRun=All" : "") >= sizeof path)
 		return fail(k, "path too long");
 	snprintf(what, sizeof what, "%s %s", strcmp(method, "DELETE") == 0 ? "deleting" : "patching", f->name);
-	if (request(k, method, path, ctype, body, len, &r) < 0)
+	if (request(k, method, path, ctype, body, len, NULL, &r) < 0)
 		return failed(k, what);
 	if (r.status >= 200 && r.status < 300) {
 		http_discard(&k->http);

@@ -904,6 +904,9 @@ static void server_stop(void)
 	srv_pid = 0;
 }
 
+/* The bounds get() passes: NULL, the defaults, unless a test sets its own. */
+static const struct http_bounds *bounds;
+
 /* One request; the body in got.body. Returns the status, or -1. */
 static int get(const char *path)
 {
@@ -911,7 +914,7 @@ static int get(const char *path)
 	long n;
 
 	got.bodylen = 0;
-	if (http_request(&conn, "GET", path, NULL, NULL, 0, &r) < 0)
+	if (http_request(&conn, "GET", path, NULL, NULL, 0, bounds, &r) < 0)
 		return -1;
 	while ((n = http_read(&conn, got.body + got.bodylen, 1000)) > 0)
 		got.bodylen += (size_t)n;
@@ -967,7 +970,7 @@ static void t_tls_ip(void)
 	/* what goes on the wire */
 	struct http_response r;
 	check(http_request(&conn, "POST", "/echo", "Content-Type: application/json-patch+json\r\nX-A: b\r\n",
-	    "[1,2]", 5, &r) == 0);
+	    "[1,2]", 5, NULL, &r) == 0);
 	got.bodylen = 0;
 	long n;
 	while ((n = http_read(&conn, got.body + got.bodylen, 7)) > 0)
@@ -987,10 +990,10 @@ static void t_tls_ip(void)
 	check(get("/stats") == 200 && body_is("2"));
 
 	/* a request that would split the wire is refused before anything is sent */
-	check(http_request(&conn, "GET", "/a\r\nX: y", NULL, NULL, 0, &r) == -1 && err_has("path") && conn.permanent);
-	check(http_request(&conn, "GET", "/a", "X: y\r\n\r\nGET / HTTP/1.1\r\n", NULL, 0, &r) == -1);
-	check(http_request(&conn, "GET", "/a", "X: y", NULL, 0, &r) == -1 && err_has("CRLF"));
-	check(http_request(&conn, "G T", "/a", NULL, NULL, 0, &r) == -1 && err_has("method"));
+	check(http_request(&conn, "GET", "/a\r\nX: y", NULL, NULL, 0, NULL, &r) == -1 && err_has("path") && conn.permanent);
+	check(http_request(&conn, "GET", "/a", "X: y\r\n\r\nGET / HTTP/1.1\r\n", NULL, 0, NULL, &r) == -1);
+	check(http_request(&conn, "GET", "/a", "X: y", NULL, 0, NULL, &r) == -1 && err_has("CRLF"));
+	check(http_request(&conn, "G T", "/a", NULL, NULL, 0, NULL, &r) == -1 && err_has("method"));
 	check(get("/stats") == 200 && body_is("2"));
 	server_stop();
 }
@@ -1024,18 +1027,18 @@ static void t_tls_bodies(void)
 	check(conn.fd == -1);
 	/* http_discard leaves the connection reusable after a small body, closes it after a big one */
 	struct http_response r;
-	check(http_request(&conn, "GET", "/chunked", NULL, NULL, 0, &r) == 0);
+	check(http_request(&conn, "GET", "/chunked", NULL, NULL, 0, NULL, &r) == 0);
 	int fd = conn.fd;
 	check(fd >= 0 && conn.in_body == 1);
 	http_discard(&conn);
 	check(conn.fd == fd && conn.in_body == 0);
-	check(http_request(&conn, "GET", "/big", NULL, NULL, 0, &r) == 0 && conn.fd == fd);
+	check(http_request(&conn, "GET", "/big", NULL, NULL, 0, NULL, &r) == 0 && conn.fd == fd);
 	http_discard(&conn);
 	check(conn.fd == -1 && conn.in_body == 0);
 	check(get("/hello") == 200);
 	fd = conn.fd;
 	/* a body left unread is dropped by the next request */
-	check(http_request(&conn, "GET", "/chunked", NULL, NULL, 0, &r) == 0);
+	check(http_request(&conn, "GET", "/chunked", NULL, NULL, 0, NULL, &r) == 0);
 	check(get("/hello") == 200 && body_is("hello") && conn.fd == fd);
 	http_deadline(&conn, HTTP_HEAD, 300);
 	check(get("/slow") == -1 && err_has("not done after 300ms"));
@@ -1245,7 +1248,7 @@ static void on_alarm(int sig)
 	stop_flag = 1;
 }
 
-/* Each phase ends at its own limit, capped by the response's and by http_until; a stop ends any. */
+/* Each phase ends at its own limit, capped by the response's and by bounds.until; a stop ends any. */
 static void t_deadlines(void)
 {
 	struct http_response r;
@@ -1256,19 +1259,20 @@ static void t_deadlines(void)
 	check(http_init(&conn, &tls, "127.0.0.1", srv_port, NULL) == 0);
 	check(get("/hello") == 200);
 	/* the head's 30 s is cut by the response's 300 ms, and the message says the time it had */
-	http_deadline(&conn, HTTP_RESPONSE, 300);
+	bounds = &(struct http_bounds){ 300, 0 };
 	t0 = http_clock_ms();
 	check(get("/slow") == -1 && err_has("response head from 127.0.0.1:") && err_has("not done after 300ms"));
 	check(http_clock_ms() - t0 < 1000 && conn.expired && !conn.stopped);
-	http_deadline(&conn, HTTP_RESPONSE, HTTP_RESPONSE_MS);
 	/* the caller's deadline caps every phase */
-	http_until(&conn, http_later(&conn, 200));
+	bounds = &(struct http_bounds){ HTTP_RESPONSE_MS, http_later(&conn, 200) };
 	check(get("/slow") == -1 && err_has("not done when the caller's deadline passed"));
 	/* and a sleep that would pass it is not begun */
 	t0 = http_clock_ms();
-	check(http_sleep(&conn, 5000) == -1 && conn.expired && http_clock_ms() - t0 < 100);
-	http_until(&conn, 0);
-	check(http_sleep(&conn, 50) == 0);
+	check(http_sleep(&conn, 5000, http_later(&conn, 200)) == -1 && conn.expired && http_clock_ms() - t0 < 100);
+	check(http_sleep(&conn, 50, 0) == 0);
+	/* bounds are the request's own: the next request without any has the defaults again */
+	bounds = NULL;
+	check(get("/hello") == 200);
 	/* a stop flag set by a signal ends a wait within a slice (here: the signal itself wakes poll) */
 	conn.stop = &stop_flag;
 	signal(SIGALRM, on_alarm);
@@ -1277,8 +1281,8 @@ static void t_deadlines(void)
 	t0 = http_clock_ms();
 	check(get("/slow") == -1 && conn.stopped && err_has(": stopped"));
 	check(http_clock_ms() - t0 < 1000 + HTTP_WAIT_SLICE_MS);
-	check(http_sleep(&conn, 10000) == -1 && conn.stopped);
-	check(http_request(&conn, "GET", "/hello", NULL, NULL, 0, &r) == -1 && conn.stopped);
+	check(http_sleep(&conn, 10000, 0) == -1 && conn.stopped);
+	check(http_request(&conn, "GET", "/hello", NULL, NULL, 0, NULL, &r) == -1 && conn.stopped);
 	stop_flag = 0;
 	check(get("/hello") == 200);
 	conn.stop = NULL;
