@@ -14,6 +14,7 @@
 #include "kube.h"
 #include "manifests.h"
 #include "pass.h"
+#include "plan.h"
 #include "say.h"
 #include "settings.h"
 
@@ -44,7 +45,7 @@ static void sleep_until(int64_t wake)
 }
 
 static const char usage[] =
-    "usage: noderecover [run|once|manifests|version|help] [options]\n"
+    "usage: noderecover [run|once|plan|manifests|version|help] [options]\n"
     "\n"
     "Taints nodes whose Ready condition stayed Unknown with\n"
     "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, clears it when they return,\n"
@@ -52,6 +53,8 @@ static const char usage[] =
     "\n"
     "  run                      a pass every poll interval until SIGTERM (default)\n"
     "  once                     one pass; exit 0 ok, 1 a pass failed, 2 bad settings\n"
+    "  plan                     one read, nothing written: each node, what a pass would do\n"
+    "                           now and why, or when; exit 0 read, 1 could not read, 2 settings\n"
     "  manifests                print the cluster objects (YAML) that run it with these settings\n"
     "\n"
     "  --taint-after SECONDS    NODE_RECOVERY_AFTER_SECONDS (required)\n"
@@ -71,7 +74,8 @@ static const char usage[] =
     "  --exclude-label KEY      NODE_RECOVERY_EXCLUDE_LABEL (github-runner.exadev.io/no-recovery):\n"
     "                           a node labelled KEY=true is never tainted or deleted\n"
     "  --storm-cooldown SECONDS NODE_RECOVERY_STORM_COOLDOWN (the taint threshold): the guard\n"
-    "                           keeps holding this long after the count is back within the limit\n";
+    "                           keeps holding this long after the count is back within the limit\n"
+    "  --output table|json      NODE_RECOVERY_OUTPUT (table): how plan prints\n";
 
 static const char *env(const char *name)
 {
@@ -100,6 +104,23 @@ static void say_start(const struct settings *s, const struct kube_target *t)
 	    (long long)s->poll, s->page_size, t->server,
 	    t->tls_server_name[0] ? " verified as " : "", t->tls_server_name, t->source,
 	    t->cert_pem ? "a client certificate" : t->token_file[0] ? "the token file" : "the kubeconfig's token");
+}
+
+/* `noderecover plan`: 0 when the cluster was read and the plan printed, else 1. */
+static int plan(struct pass_loop *loop)
+{
+	struct plan pl = { 0 };
+	struct pass_plan_result r;
+	int rc = 1;
+
+	if (pass_plan(loop, plan_row, &pl, &r) == 0) {
+		rc = plan_print(stdout, &pl, &r, loop->s) < 0;
+		if (rc)
+			say("Printing the plan failed (out of memory, or stdout could not be written)");
+	}
+	kube_close(loop->kc);
+	plan_free(&pl);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -142,10 +163,12 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	say_start(&s, &t);
 	loop.kc = &kc;
 	loop.s = &s;
 	loop.stop = &stop;
+	if (s.mode == MODE_PLAN)
+		return plan(&loop);
+	say_start(&s, &t);
 	if (s.mode == MODE_ONCE) {
 		failed = pass_run(&loop, &res) < 0;
 		kube_close(&kc);

@@ -28,6 +28,8 @@ struct pass {
 	struct policy_summary sum;
 	int nkept, overflow, unreadable;
 	long seen;
+	pass_row_fn row;    /* plan's: every node decided (NULL in a pass) */
+	void *row_ctx;
 	struct kept kept[PASS_KEEP_MAX];
 };
 
@@ -42,6 +44,8 @@ static void on_page(void *ctx, const struct kube_page *pg)
 
 	if (!pg->first)
 		return;
+	if (p->row)
+		p->row(p->row_ctx, &(struct pass_row){ 0 });
 	memset(&p->sum, 0, sizeof p->sum);
 	p->nkept = p->overflow = p->unreadable = 0;
 	p->seen = 0;
@@ -70,6 +74,8 @@ static int on_node(void *ctx, const struct node_facts *f, const char *why)
 		say("Could not read node %s (item %ld of the list): %s; it is not acted on this pass",
 		    f->name[0] ? say_printable(f->name, name, sizeof name) : "without a name", p->seen, why);
 		p->unreadable++;
+		if (p->row)
+			p->row(p->row_ctx, &(struct pass_row){ f, NULL, why, 0 });
 		return 0;
 	}
 	k->f = *f;
@@ -77,13 +83,19 @@ static int on_node(void *ctx, const struct node_facts *f, const char *why)
 	if (!policy_node(&k->f, &p->rules, p->now, &k->v)) {
 		if (k->v.due_in >= 0 && (p->due < 0 || k->v.due_in < p->due))
 			p->due = k->v.due_in;
+		if (p->row)
+			p->row(p->row_ctx, &(struct pass_row){ &k->f, &k->v, NULL, 0 });
 		return 0;
 	}
 	if (!kube_name_ok(k->f.name)) {
 		say("Not acting on node '%s': not a valid node name", say_printable(k->f.name, name, sizeof name));
 		p->unreadable++;
+		if (p->row)
+			p->row(p->row_ctx, &(struct pass_row){ &k->f, NULL, "not a valid node name", 0 });
 		return 0;
 	}
+	if (k == &spill && p->row)
+		p->row(p->row_ctx, &(struct pass_row){ &k->f, &k->v, NULL, 1 });
 	if (k == &spill)
 		p->overflow++;
 	else
@@ -324,6 +336,24 @@ static void say_excluded(struct pass_loop *l, const struct kept *k)
 		    k->v.excluded == POLICY_DELETE ? "deleting" : "tainting", k->f.name, l->s->exclude_label);
 }
 
+/* Reads the whole list into p, or says why not. Nothing is done until the whole list is
+ * read: quorum needs every page, and a list that broke halfway is no ground to act on. */
+static int list(struct pass_loop *l, struct pass *p)
+{
+	const struct settings *s = l->s;
+
+	p->keys = (struct node_keys){ s->prune_label, s->annotation, s->exclude_label };
+	p->rules = (struct policy_settings){ s->taint_after, s->prune_after, s->self_node };
+	if (kube_list_nodes(l->kc, s->page_size, &p->keys, on_page, on_node, p) == KUBE_OK)
+		return 0;
+	/* a stop is not a failure to report, only a pass cut short */
+	if (*l->stop)
+		say("Listing nodes cut short by a signal; no node acted on this pass");
+	else
+		say("Listing nodes failed: %s; no node acted on this pass", kube_error(l->kc));
+	return -1;
+}
+
 int pass_run(struct pass_loop *l, struct pass_result *res)
 {
 	const struct settings *s = l->s;
@@ -334,16 +364,7 @@ int pass_run(struct pass_loop *l, struct pass_result *res)
 
 	memset(res, 0, sizeof *res);
 	res->due_in = -1;
-	p.keys = (struct node_keys){ s->prune_label, s->annotation, s->exclude_label };
-	p.rules = (struct policy_settings){ s->taint_after, s->prune_after, s->self_node };
-	/* Nothing is done until the whole list is read: quorum needs every page, and a list
-	 * that broke halfway is no ground to act on. */
-	if (kube_list_nodes(l->kc, s->page_size, &p.keys, on_page, on_node, &p) != KUBE_OK) {
-		/* a stop is not a failure to report, only a pass cut short */
-		if (*l->stop)
-			say("Listing nodes cut short by a signal; no node acted on this pass");
-		else
-			say("Listing nodes failed: %s; no node acted on this pass", kube_error(l->kc));
+	if (list(l, &p) < 0) {
 		res->failed = 1;
 		return -1;
 	}
@@ -378,4 +399,30 @@ int pass_run(struct pass_loop *l, struct pass_result *res)
 	if (p.due >= 0)
 		res->due_in = p.due > pass_now(&p) - p.now ? p.due - (pass_now(&p) - p.now) : 0;
 	return res->failed ? -1 : 0;
+}
+
+int pass_plan(struct pass_loop *l, pass_row_fn row, void *ctx, struct pass_plan_result *r)
+{
+	static struct pass p;   /* its own: plan never shares a pass's memory */
+	struct policy_limit lim = { l->s->max_unknown, l->s->max_unknown_percent };
+	struct policy_storm fresh = { POLICY_STORM_OFF, 0 };
+
+	memset(r, 0, sizeof *r);
+	p.row = row;
+	p.row_ctx = ctx;
+	if (list(l, &p) < 0)
+		return -1;
+	say_clock(l, &p);
+	r->sum = p.sum;
+	r->limit = policy_unknown_limit(&lim, p.sum.nodes);
+	policy_storm_step(&fresh, p.sum.unknown, r->limit, l->s->storm_cooldown, 0);
+	r->storm = policy_storm_holds(&fresh);
+	r->now = p.now;
+	r->server_clock = p.date >= 0;
+	r->unreadable = p.unreadable;
+	for (int i = 0; i < p.nkept; i++) {
+		policy_resolve(&p.kept[i].v, &p.sum, r->storm);
+		row(ctx, &(struct pass_row){ &p.kept[i].f, &p.kept[i].v, NULL, 0 });
+	}
+	return 0;
 }

@@ -43,6 +43,39 @@ struct pass_result {
 /* Runs one pass. Returns 0 when all went well, -1 when it failed or held an action back. */
 int pass_run(struct pass_loop *l, struct pass_result *r);
 
+/*
+ * One node as `noderecover plan` shows it: its facts and what a pass would do to it.
+ * f == NULL: the list starts (again, after a 410 Expired): forget the rows had so far.
+ */
+struct pass_row {
+	const struct node_facts *f;
+	const struct policy_verdict *v;  /* after policy_resolve; NULL when unreadable */
+	const char *unreadable;          /* why nothing may be done to it, else NULL */
+	int next_pass;                   /* it needs action, but more than PASS_KEEP_MAX nodes do:
+	                                    a pass leaves it for the next (v is not resolved) */
+};
+typedef void (*pass_row_fn)(void *ctx, const struct pass_row *row);
+
+/* What the whole list said, for plan's summary. */
+struct pass_plan_result {
+	struct policy_summary sum;
+	long limit;         /* the storm guard's limit for this list; -1: off */
+	int storm;          /* a fresh guard engages on this list */
+	int64_t now;        /* the list's start by the API server's clock (the local one without a Date) */
+	int server_clock;   /* now came from the server's Date */
+	int unreadable;     /* nodes that could not be read or named */
+};
+
+/*
+ * What a pass would do now, decided by the pass's own code with nothing sent but the list:
+ * the same list and callbacks, policy_node, policy_resolve with the verdict of a fresh storm
+ * guard (a running watcher's cooldown is not known here), the server's clock. row() gets every
+ * node: those needing nothing as the list streams (so the caller, not the pass, holds them;
+ * the loop's path stays allocation-free), those kept for action after the whole list is read.
+ * Nothing is said but failures. Returns 0 when the whole list was read, -1 when not (logged).
+ */
+int pass_plan(struct pass_loop *l, pass_row_fn row, void *ctx, struct pass_plan_result *r);
+
 /* The storm guard's limit as a person set it ("50%" or "7"), for log lines. */
 const char *pass_limit_text(const struct settings *s, char *out, size_t n);
 

@@ -29,7 +29,7 @@ struct opt {
 
 enum {
 	O_TAINT, O_PRUNE, O_LABEL, O_ANNOTATION, O_SELF, O_POLL, O_KUBECONFIG, O_SERVER, O_CA,
-	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_EXCLUDE, O_DRY_RUN, O_COUNT
+	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_EXCLUDE, O_DRY_RUN, O_OUTPUT, O_COUNT
 };
 
 static const struct opt opts[O_COUNT] = {
@@ -49,6 +49,7 @@ static const struct opt opts[O_COUNT] = {
 	[O_COOLDOWN] = { "--storm-cooldown", "NODE_RECOVERY_STORM_COOLDOWN" },
 	[O_EXCLUDE] = { "--exclude-label", "NODE_RECOVERY_EXCLUDE_LABEL" },
 	[O_DRY_RUN] = { "--dry-run", "NODE_RECOVERY_DRY_RUN" },
+	[O_OUTPUT] = { "--output", "NODE_RECOVERY_OUTPUT" },
 };
 
 /* A whole number of seconds (digits only) no larger than max. */
@@ -169,6 +170,8 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 			s->mode = MODE_RUN;
 		else if (strcmp(m, "once") == 0)
 			s->mode = MODE_ONCE;
+		else if (strcmp(m, "plan") == 0)
+			s->mode = MODE_PLAN;
 		else if (strcmp(m, "manifests") == 0)
 			s->mode = MODE_MANIFESTS;   /* the same settings as run, checked the same way */
 		else if (strcmp(m, "version") == 0)
@@ -176,7 +179,7 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		else if (strcmp(m, "help") == 0)
 			s->mode = MODE_HELP;
 		else
-			return text_fail(err, errlen, "unknown command '%.64s' (want run, once, manifests, version or help)", m);
+			return text_fail(err, errlen, "unknown command '%.64s' (want run, once, plan, manifests, version or help)", m);
 	}
 	for (; i < argc; i++) {
 		const char *a = argv[i], *eq = strchr(a, '=');
@@ -246,6 +249,10 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 	if (val[O_DRY_RUN] && dry_run(val[O_DRY_RUN], &s->dry_run) < 0)
 		return text_fail(err, errlen, "%s '%.32s' is not one of client, server or none (true or false for the variable)",
 		    from[O_DRY_RUN], val[O_DRY_RUN]);
+	if (val[O_OUTPUT] && strcmp(val[O_OUTPUT], "json") == 0)
+		s->output = OUTPUT_JSON;
+	else if (val[O_OUTPUT] && strcmp(val[O_OUTPUT], "table") != 0 && *val[O_OUTPUT])
+		return text_fail(err, errlen, "%s '%.32s' is neither table nor json", from[O_OUTPUT], val[O_OUTPUT]);
 	if (key(s->exclude_label, val, from, O_EXCLUDE, DEFAULT_EXCLUDE_LABEL, "label", err, errlen) < 0 ||
 	    key(s->prune_label, val, from, O_LABEL, DEFAULT_PRUNE_LABEL, "label", err, errlen) < 0 ||
 	    key(s->annotation, val, from, O_ANNOTATION, DEFAULT_ANNOTATION, "annotation", err, errlen) < 0)

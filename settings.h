@@ -16,7 +16,9 @@ enum settings_dry_run {
 	DRY_RUN_SERVER    /* send every write with dryRun=All: checked by the server, not stored */
 };
 
-enum settings_mode { MODE_RUN, MODE_ONCE, MODE_MANIFESTS, MODE_VERSION, MODE_HELP };
+enum settings_mode { MODE_RUN, MODE_ONCE, MODE_PLAN, MODE_MANIFESTS, MODE_VERSION, MODE_HELP };
+
+enum settings_output { OUTPUT_TABLE, OUTPUT_JSON };   /* how plan prints */
 
 #define SETTINGS_KEY_MAX 317      /* a qualified name: 253 prefix + '/' + 63 name */
 #define SETTINGS_MAX_SECONDS 315360000  /* ten years: anything longer is a typo */
@@ -34,6 +36,7 @@ struct settings {
 	int max_unknown_percent;      /* 1..100 when max_unknown is 0; 100: the guard is off */
 	int64_t storm_cooldown;       /* seconds the guard holds after it lifts */
 	enum settings_dry_run dry_run;
+	enum settings_output output;
 	char self_node[256];          /* "" when unknown */
 	const char *self_source;      /* where self_node came from, for the start-up line */
 	const char *kubeconfig;       /* flag or KUBECONFIG; NULL if neither */

@@ -87,7 +87,7 @@ func TestControlPlane(t *testing.T) {
 	}
 }
 
-// TestNodeRecover runs scenarios 1 to 11 in an order that needs the prune binding only
+// TestNodeRecover runs scenarios 1 to 12 in an order that needs the prune binding only
 // from scenario 4 on.
 func TestNodeRecover(t *testing.T) {
 	c := getCluster(t)
@@ -120,6 +120,7 @@ func TestNodeRecover(t *testing.T) {
 	t.Run("9_storm_guard", func(t *testing.T) { scenarioStorm(t, c, tokenFile) })
 	t.Run("10_opt_out_label", func(t *testing.T) { scenarioOptOut(t, c, tokenFile) })
 	t.Run("11_conflict_retry", func(t *testing.T) { scenarioConflictRetry(t, c, tokenFile) })
+	t.Run("12_threshold_wake", func(t *testing.T) { scenarioThreshold(t, c, tokenFile) })
 	// Pruning off again is the pruning-off output applied again: the token loses delete.
 	applyManifests(t, c, false)
 	t.Run("5d_permissions_after_pruning_off_again", func(t *testing.T) { permissions(t, c, false) })

@@ -105,6 +105,21 @@ static void t_dry_run(void)
 	check(s.dry_run == DRY_RUN_NONE);
 }
 
+/* plan, and how it prints: a table unless --output (or NODE_RECOVERY_OUTPUT) says json. */
+static void t_plan_output(void)
+{
+	struct settings s;
+
+	check(parse(&s, NULL, ARGS("plan", "--taint-after", "60")) == 0);
+	check(s.mode == MODE_PLAN && s.output == OUTPUT_TABLE);
+	check(parse(&s, NULL, ARGS("plan", "--taint-after", "60", "--output", "json")) == 0);
+	check(s.output == OUTPUT_JSON);
+	check(parse(&s, ARGS("NODE_RECOVERY_OUTPUT", "json"), ARGS("plan", "--taint-after", "60")) == 0);
+	check(s.output == OUTPUT_JSON);
+	check(parse(&s, ARGS("NODE_RECOVERY_OUTPUT", "json"), ARGS("plan", "--taint-after", "60", "--output=table")) == 0);
+	check(s.output == OUTPUT_TABLE);
+}
+
 /* The storm guard is on by default at 50%, its cooldown the taint threshold. */
 static void t_storm_guard(void)
 {
@@ -185,6 +200,8 @@ static void t_refusals(void)
 		{ NULL, NULL, { "--taint-after", "60", "--storm-cooldown", "-1" }, "--storm-cooldown" },
 		{ NULL, NULL, { "--taint-after", "60", "--storm-cooldown", "2.5" }, "--storm-cooldown" },
 		{ "NODE_RECOVERY_STORM_COOLDOWN", "soon", { "--taint-after", "60" }, "NODE_RECOVERY_STORM_COOLDOWN" },
+		{ NULL, NULL, { "plan", "--taint-after", "60", "--output", "yaml" }, "--output" },
+		{ "NODE_RECOVERY_OUTPUT", "JSON", { "plan", "--taint-after", "60" }, "NODE_RECOVERY_OUTPUT" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct settings s;
@@ -319,6 +336,7 @@ static const struct test tests[] = {
 	{ "flag_beats_env", t_flag_beats_env },
 	{ "storm_guard", t_storm_guard },
 	{ "dry_run", t_dry_run },
+	{ "plan_output", t_plan_output },
 	{ "pruning_off_when_empty", t_pruning_off_when_empty },
 	{ "refusals", t_refusals },
 	{ "help_and_version", t_help_and_version },

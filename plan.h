@@ -1,0 +1,47 @@
+/*
+ * `noderecover plan`: what a pass would do to every node now, as a table or JSON on stdout.
+ * Collects the rows pass_plan decides (the pass's own code decides; nothing here does) and
+ * prints them. Allocates (plan runs once); never sends anything, never decides.
+ */
+#ifndef PLAN_H
+#define PLAN_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "pass.h"
+#include "settings.h"
+
+#define PLAN_WHY_MAX 160   /* an unreadable node's reason, as shown */
+
+struct plan_row {
+	struct node_facts f;
+	struct policy_verdict v;
+	int has_v;                     /* 0: unreadable, why says why */
+	int next_pass;                 /* see struct pass_row */
+	char why[PLAN_WHY_MAX];
+};
+
+/* The rows collected so far. Zero it before use; plan_free releases it. */
+struct plan {
+	struct plan_row *rows;
+	size_t n, cap;
+	int nomem;                     /* a row could not be kept: the plan is incomplete */
+};
+
+/* A pass_row_fn: keeps a copy of the row in the struct plan ctx (f NULL: forgets the rows). */
+void plan_row(void *ctx, const struct pass_row *row);
+
+/*
+ * Prints the rows sorted by name, then the summary: a table, or one JSON document
+ * {"nodes": [...], "summary": {...}} when s->output is OUTPUT_JSON. Names and reasons are made
+ * printable first (other bytes become '?'). Returns 0, or -1 when a row was lost (out of
+ * memory) or the output could not be written.
+ */
+int plan_print(FILE *out, struct plan *pl, const struct pass_plan_result *r, const struct settings *s);
+
+void plan_free(struct plan *pl);
+
+/* Seconds as a person reads them: 45s, 2m10s, 1h3m, 3d4h (two units at most). Returns out. */
+const char *plan_duration(int64_t secs, char *out, size_t n);
+
+#endif
