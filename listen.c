@@ -170,7 +170,7 @@ int listen_addr(const char *addr, struct sockaddr_storage *sa, socklen_t *salen,
 	}
 	return 0;
 bad:
-	return text_fail(err, errlen, "listen address '%.80s' is not :PORT, IPv4:PORT or [IPv6]:PORT with a port from 1 to 65535 (no host names)",
+	return text_fail(err, errlen, "'%.80s' is not :PORT, IPv4:PORT or [IPv6]:PORT with a port from 1 to 65535 (no host names)",
 	    addr);
 }
 
@@ -356,7 +356,7 @@ int listen_start(const char *addr, char *err, size_t errlen)
 	int any, one = 1, zero = 0, r;
 
 	if (listen_addr(addr, &sa, &salen, &any, err, errlen) < 0)
-		return -1;
+		return text_fail(err, errlen, "listen address %.80s is not :PORT, IPv4:PORT or [IPv6]:PORT", addr);
 	lfd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (lfd < 0 && any && (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT)) {
 		/* a host without IPv6: every IPv4 address then */

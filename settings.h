@@ -37,6 +37,7 @@ struct settings {
 	int64_t storm_cooldown;       /* seconds the guard holds after it lifts */
 	enum settings_dry_run dry_run;
 	enum settings_output output;
+	const char *listen;           /* where to serve /metrics, /livez, /readyz; NULL: nowhere */
 	char self_node[256];          /* "" when unknown */
 	const char *self_source;      /* where self_node came from, for the start-up line */
 	const char *kubeconfig;       /* flag or KUBECONFIG; NULL if neither */
