@@ -12,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "kube.h"
+#include "listen.h"
 #include "manifests.h"
+#include "metrics.h"
 #include "pass.h"
 #include "plan.h"
 #include "say.h"
@@ -75,7 +77,9 @@ static const char usage[] =
     "                           a node labelled KEY=true is never tainted or deleted\n"
     "  --storm-cooldown SECONDS NODE_RECOVERY_STORM_COOLDOWN (the taint threshold): the guard\n"
     "                           keeps holding this long after the count is back within the limit\n"
-    "  --output table|json      NODE_RECOVERY_OUTPUT (table): how plan prints\n";
+    "  --output table|json      NODE_RECOVERY_OUTPUT (table): how plan prints\n"
+    "  --listen ADDR            NODE_RECOVERY_LISTEN (empty: off): run serves /metrics, /livez and\n"
+    "                           /readyz over plain HTTP on :PORT, IPv4:PORT or [IPv6]:PORT\n";
 
 static const char *env(const char *name)
 {
@@ -95,7 +99,7 @@ static void say_start(const struct settings *s, const struct kube_target *t)
 	else
 		snprintf(storm, sizeof storm, "storm guard above %s Unknown (cooldown %llds)",
 		    pass_limit_text(s, lim, sizeof lim), (long long)s->storm_cooldown);
-	say("noderecover %s starting%s: taint after %llds, %s, %s, opt-out label %s=true, annotation %s, self node %s%s%s, poll %llds, page size %ld; cluster %s%s%s from %s, authenticating with %s",
+	say("noderecover %s starting%s: taint after %llds, %s, %s, opt-out label %s=true, annotation %s, self node %s%s%s, poll %llds, page size %ld; cluster %s%s%s from %s, authenticating with %s%s%s",
 	    NODERECOVER_VERSION, s->dry_run == DRY_RUN_CLIENT ? " a dry run (no write is sent)"
 	    : s->dry_run == DRY_RUN_SERVER ? " a server dry run (every write with dryRun=All)" : "",
 	    (long long)s->taint_after, prune, storm, s->exclude_label, s->annotation,
@@ -103,7 +107,8 @@ static void say_start(const struct settings *s, const struct kube_target *t)
 	    s->self_node[0] ? " from " : "", s->self_node[0] ? s->self_source : "",
 	    (long long)s->poll, s->page_size, t->server,
 	    t->tls_server_name[0] ? " verified as " : "", t->tls_server_name, t->source,
-	    t->cert_pem ? "a client certificate" : t->token_file[0] ? "the token file" : "the kubeconfig's token");
+	    t->cert_pem ? "a client certificate" : t->token_file[0] ? "the token file" : "the kubeconfig's token",
+	    s->listen && s->mode == MODE_RUN ? "; /metrics, /livez and /readyz on " : "", s->listen && s->mode == MODE_RUN ? s->listen : "");
 }
 
 /* `noderecover plan`: 0 when the cluster was read and the plan printed, else 1. */
@@ -157,6 +162,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	kube_dry_run(&kc, s.dry_run == DRY_RUN_SERVER);
+	metrics_init(NODERECOVER_VERSION, s.poll, KUBE_LIST_SECONDS, http_clock_ms() / 1000);
+	kube_observe(&kc, metrics_api, NULL);
+	/* before anything is sent: an address that cannot be bound is a bad setting */
+	if (s.mode == MODE_RUN && s.listen && listen_start(s.listen, err, sizeof err) < 0) {
+		fprintf(stderr, "noderecover: %s\n", err);
+		return 2;
+	}
 	struct sigaction sa = { 0 };
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
@@ -180,7 +192,11 @@ int main(int argc, char **argv)
 	while (!stop) {
 		int64_t start = http_clock_ms(), wake = start + s.poll * 1000;
 
+		metrics_pass_started(start / 1000);
 		pass_run(&loop, &res);
+		metrics_list_result(res.listed);
+		metrics_pass_done(!res.failed ? METRICS_PASS_OK : res.held ? METRICS_PASS_HELD : METRICS_PASS_FAILED,
+		    http_clock_ms() - start, time(NULL));
 		/* a node about to cross its threshold is acted on then, not up to a poll later;
 		 * the poll stays the longest wait for news */
 		if (res.due_in >= 0 && http_clock_ms() + res.due_in * 1000 < wake)
