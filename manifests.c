@@ -10,6 +10,7 @@
 #include "manifests.h"
 
 #define NAME "noderecover"        /* namespace, ServiceAccount, roles, Deployment */
+#define METRICS_PORT "8080"       /* /metrics, /livez, /readyz in the pod */
 
 /* When a row applies. */
 typedef int (*when_fn)(const struct settings *s);
@@ -36,7 +37,8 @@ enum kind {
 	TEXT,      /* char array field */
 	LIMIT,     /* the storm guard's limit, N or P% (max_unknown, max_unknown_percent) */
 	DRY_RUN,   /* enum settings_dry_run, as the variable spells it */
-	FIELD      /* the pod's own field (downward API), named in .field */
+	FIELD,     /* the pod's own field (downward API), named in .field */
+	FIXED      /* the same in every pod: the text in .field */
 };
 
 /* One setting passed to the pod: a variable (env) or, if it has none, a flag (args). */
@@ -60,6 +62,8 @@ static const struct pass_on pass_ons[] = {
 	{ "NODE_RECOVERY_DRY_RUN", NULL, dry_running, DRY_RUN, 0, NULL },
 	/* never the node `manifests` ran on: the one the pod is scheduled to */
 	{ "NODE_RECOVERY_SELF_NODE", NULL, always, FIELD, 0, "spec.nodeName" },
+	/* the port the probes and a scrape reach, whatever --listen `manifests` was given */
+	{ "NODE_RECOVERY_LISTEN", NULL, always, FIXED, 0, ":" METRICS_PORT },
 	{ NULL, "--page-size", always, COUNT, offsetof(struct settings, page_size), NULL },
 };
 
@@ -113,6 +117,8 @@ static const char *value(const struct pass_on *p, const struct settings *s, char
 		return buf;
 	case DRY_RUN:
 		return s->dry_run == DRY_RUN_SERVER ? "server" : "true";
+	case FIXED:
+		return p->field;
 	case FIELD:
 		break;
 	}
@@ -259,6 +265,26 @@ static void deployment(FILE *f, const struct settings *s, const char *image)
 			fputc('\n', f);
 		}
 	}
+	/* /livez fails only when no pass started for 3 polls and a whole list: then restart it;
+	 * /readyz until the first list and after 3 failed in a row */
+	fputs("          ports:\n"
+	    "            - name: metrics\n"
+	    "              containerPort: " METRICS_PORT "\n"
+	    "              protocol: TCP\n"
+	    "          livenessProbe:\n"
+	    "            httpGet:\n"
+	    "              path: /livez\n"
+	    "              port: metrics\n"
+	    "            periodSeconds: 10\n"
+	    "            timeoutSeconds: 2\n"
+	    "            failureThreshold: 3\n"
+	    "          readinessProbe:\n"
+	    "            httpGet:\n"
+	    "              path: /readyz\n"
+	    "              port: metrics\n"
+	    "            periodSeconds: 5\n"
+	    "            timeoutSeconds: 2\n"
+	    "            failureThreshold: 1\n", f);
 	/* Peak RSS is under 1 MiB even at 20000 nodes (BENCHMARKS.md); the limit leaves room for
 	 * socket buffers and the binary's own pages. */
 	fputs("          resources:\n"
