@@ -23,6 +23,10 @@
 #define ACCEPT_BURST 64          /* connections taken from the backlog per round */
 #define SNDBUF (64 * 1024)       /* a whole response fits the socket at once: no write waits */
 #define STACK (64 * 1024)        /* the thread's stack: poll, one snprintf, no recursion */
+/* A new connection is never evicted before it has had this long to send its request: else a
+ * flood of connections could evict a scraper between its accept and its first bytes. Full
+ * slots none of which is that old leave new connections in the kernel's backlog meanwhile. */
+#define GRACE_MS 25
 
 static enum listen_verdict more_or_large(size_t len)
 {
@@ -271,8 +275,9 @@ static void take(struct conn *c)
 		answer(c, v);
 }
 
-/* The slot for a new connection: a free one, else the oldest, dropped. */
-static struct conn *slot(void)
+/* The slot a new connection may take now: a free one, else the oldest once it is GRACE_MS
+ * old (still open: the caller drops it); NULL when there is none yet. */
+static struct conn *slot(long long now)
 {
 	struct conn *old = &conns[0];
 
@@ -282,29 +287,31 @@ static struct conn *slot(void)
 		if (conns[i].since < old->since)
 			old = &conns[i];
 	}
-	drop(old);
-	return old;
+	return now - old->since >= GRACE_MS ? old : NULL;
 }
 
 static void accept_some(long long now)
 {
 	for (int i = 0; i < ACCEPT_BURST; i++) {
-		/* blocking or not makes no difference: every recv and send here says MSG_DONTWAIT */
-		int fd = accept(lfd, NULL, NULL), size = SNDBUF;
-		struct conn *c;
+		struct conn *c = slot(now);
+		int fd, size = SNDBUF;
 
-		if (fd < 0) {
-			/* out of descriptors: free one, so the backlog moves on next round */
-			if (errno == EMFILE || errno == ENFILE)
-				drop(slot());
+		if (!c)
+			return;     /* the rest wait in the backlog until a slot may be taken */
+		/* blocking or not makes no difference: every recv and send here says MSG_DONTWAIT */
+		fd = accept(lfd, NULL, NULL);
+		/* out of descriptors: free one, so the backlog moves on next round */
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE) && c->fd >= 0)
+			drop(c);
+		if (fd < 0)
 			return;
-		}
+		if (c->fd >= 0)
+			drop(c);
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
-		c = slot();
 		c->fd = fd;
 		c->since = now;
 		c->n = 0;
-		/* a scraper sends its request with the connection: answer it before it needs a slot */
+		/* a scraper sends its request with the connection: answered at once, the slot is free again */
 		take(c);
 	}
 }
@@ -316,18 +323,23 @@ static void *serve(void *arg)
 
 	(void)arg;
 	for (;;) {
-		long long now = http_clock_ms(), wait = LISTEN_READ_MS;
+		long long now = http_clock_ms(), wait = LISTEN_READ_MS, oldest = now;
 		int n = 1;
 
-		pf[0] = (struct pollfd){ lfd, POLLIN, 0 };
 		for (int i = 0; i < LISTEN_CONNS; i++) {
 			if (conns[i].fd < 0)
 				continue;
 			if (conns[i].since + LISTEN_READ_MS - now < wait)
 				wait = conns[i].since + LISTEN_READ_MS - now;
+			if (conns[i].since < oldest)
+				oldest = conns[i].since;
 			at[n] = i;
 			pf[n++] = (struct pollfd){ conns[i].fd, POLLIN, 0 };
 		}
+		/* with no slot to give, new connections wait in the backlog: not polled until one is */
+		pf[0] = (struct pollfd){ lfd, slot(now) ? POLLIN : 0, 0 };
+		if (!pf[0].events && oldest + GRACE_MS - now < wait)
+			wait = oldest + GRACE_MS - now;
 		if (poll(pf, (nfds_t)n, wait > 0 ? (int)wait : 0) < 0 && errno != EINTR) {
 			poll(NULL, 0, 100);   /* not expected (ENOMEM): try again shortly, never spin */
 			continue;

@@ -316,8 +316,11 @@ class Listen(Case):
             lists0 = len(self.srv.reqs(list_only=True))
             t0 = time.monotonic()
             lat = []
+            answers = []
             for _ in range(10):
-                lat.append(get(self.port, "/metrics", timeout=5)[3])
+                st, _, _, secs = get(self.port, "/metrics", timeout=5)
+                answers.append(st)
+                lat.append(secs)
                 time.sleep(0.4)
             elapsed = time.monotonic() - t0
             lists = len(self.srv.reqs(list_only=True)) - lists0
@@ -331,6 +334,7 @@ class Listen(Case):
               "%d passes in %.1f s at --poll 1; VmRSS %d KiB before, %d KiB during" % (
                   opened[0], max(lat) * 1000, sorted(lat)[len(lat) // 2] * 1000, lists, elapsed, base, peak),
               file=sys.stderr)
+        self.assertEqual(answers, [200] * 10, "a scrape went unanswered" + self.ctx(r))
         self.assertLess(max(lat), 2.0, "a scrape waited more than 2 s" + self.ctx(r))
         # --poll 1: about one pass a second; a flood must not hold them up
         self.assertGreaterEqual(lists, int(elapsed) - 2, "passes were delayed" + self.ctx(r))
