@@ -10,7 +10,7 @@ top=$(pwd)
 B=build
 DEPS=$B/deps
 BEARSSL=$DEPS/bearssl
-LIB="http.c tls.c json.c kube.c kubeconfig.c listen.c manifests.c metrics.c pass.c plan.c policy.c say.c settings.c target.c text.c"
+LIB="access.c http.c tls.c json.c kube.c kubeconfig.c lease.c listen.c manifests.c metrics.c pass.c plan.c policy.c say.c settings.c target.c text.c"
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration -Werror"
 VERSION=$(cat VERSION 2>/dev/null || echo 0.1.0)
 # The one image reference: the OCI archive names itself so, and `noderecover manifests` puts it
@@ -313,7 +313,7 @@ test_all() {
 	suite standin-model status standin-model sh tests/standin/run.sh tests/standin/refwatcher.py \
 		test_00_standin test_auth test_edges test_faults test_hostile test_paging test_prune \
 		test_run test_settings test_slow_body test_slow_headers test_taint \
-		test_storm test_exclude test_dryrun test_conflict
+		test_storm test_exclude test_dryrun test_conflict test_access
 	suite image status image image_test
 	if [ "${NODERECOVER_SKIP_E2E:-}" = 1 ]; then
 		say "skipping the end-to-end tests (NODERECOVER_SKIP_E2E=1)"

@@ -881,7 +881,7 @@ static void where(char *out, size_t cap, const char *path, int idx, const char *
 	if (idx >= 0 && k >= 0 && (size_t)k < cap)
 		k += snprintf(out + k, cap - (size_t)k, "[%d]", idx);
 	if (name && k >= 0 && (size_t)k < cap)
-		snprintf(out + k, cap - (size_t)k, ".%s", name);
+		snprintf(out + k, cap - (size_t)k, "%s%s", k ? "." : "", name);
 }
 
 /* Token i is not of kind want ('"', '{', '['): -1, with the reason. */
@@ -1115,6 +1115,21 @@ int json_node_facts(const struct json_item *it, const struct node_keys *k, struc
 	return 0;
 }
 
+/* Tokenizes body, which must be one valid JSON object (what: its name for a reason). */
+static int object_doc(struct doc *d, const char *body, size_t len, const char *name)
+{
+	char why[160];
+	size_t b = 0, bad;
+
+	while (b < len && is_ws((unsigned char)body[b]))
+		b++;
+	if (json_check(body, len, &bad, why, sizeof why) < 0)
+		return text_fail(d->why, d->whylen, "%s is not JSON: %s (byte %zu)", name, why, bad);
+	if (body[b] != '{')
+		return text_fail(d->why, d->whylen, "%s is %s, not an object", name, what(body[b]));
+	return tokenize(d, body + b, len - b, b, name);
+}
+
 /* A Status's reason and message, made safe for one log line. */
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
 {
@@ -1122,16 +1137,12 @@ int json_status(const char *body, size_t len, char *reason, size_t rlen, char *m
 	char why[160];
 	struct doc d = { .why = why, .whylen = sizeof why };
 	int at[2];
-	size_t b = 0, bad;
 
 	if (rlen)
 		reason[0] = '\0';
 	if (mlen)
 		msg[0] = '\0';
-	while (b < len && is_ws((unsigned char)body[b]))
-		b++;
-	if (json_check(body, len, &bad, why, sizeof why) < 0 || b == len || body[b] != '{' ||
-	    tokenize(&d, body + b, len - b, b, "the Status") < 0)
+	if (object_doc(&d, body, len, "the Status") < 0)
 		return -1;
 	/* Duplicates only blur a log line here, so take the first rather than lose the text. */
 	lookup(&d, 0, names, 2, at, 1, "", -1);
@@ -1141,6 +1152,178 @@ int json_status(const char *body, size_t len, char *reason, size_t rlen, char *m
 		str_log(d.js + pool[at[1]].start, (size_t)(pool[at[1]].end - pool[at[1]].start), msg, mlen);
 	return 0;
 }
+
+/* A string member of a Lease at token i (-1: absent) into out: absent or null is "". */
+static int lease_str(const struct doc *d, int i, const char *path, char *out, size_t cap)
+{
+	out[0] = '\0';
+	if (i < 0 || is_null(d, i))
+		return 0;
+	if (pool[i].type != JSMN_STRING)
+		return wrong(d, i, '"', path, -1, NULL);
+	if (str_copy(d->js + pool[i].start, (size_t)(pool[i].end - pool[i].start), out, cap) < 0)
+		return text_fail(d->why, d->whylen, "%s is longer than %zu bytes or holds a NUL (byte %zu)", path, cap - 1,
+		    d->base + (size_t)pool[i].start);
+	return 0;
+}
+
+/* A whole-number member of a Lease at token i (-1: absent) into *out: absent or null is 0. */
+static int lease_int(const struct doc *d, int i, const char *path, long *out)
+{
+	const char *v;
+	size_t n;
+	long x = 0;
+
+	*out = 0;
+	if (i < 0 || is_null(d, i))
+		return 0;
+	v = d->js + pool[i].start;
+	n = (size_t)(pool[i].end - pool[i].start);
+	for (size_t k = 0; k < n && x >= 0; k++)
+		x = v[k] >= '0' && v[k] <= '9' ? x * 10 + (v[k] - '0') : -1;
+	if (pool[i].type != JSMN_PRIMITIVE || n == 0 || n > 10 || x < 0 || x > 2147483647L)
+		return text_fail(d->why, d->whylen, "%s is not a whole number from 0 to 2147483647 (byte %zu)", path,
+		    d->base + (size_t)pool[i].start);
+	*out = x;
+	return 0;
+}
+
+/* A Lease's resourceVersion and spec, for leader election. */
+int json_lease(const char *body, size_t len, struct json_lease *l, char *why, size_t whylen)
+{
+	static const struct name top[] = { NAME("metadata"), NAME("spec") };
+	static const struct name meta[] = { NAME("resourceVersion") };
+	static const struct name spec[] = { NAME("holderIdentity"), NAME("leaseDurationSeconds"),
+		NAME("acquireTime"), NAME("renewTime"), NAME("leaseTransitions") };
+	struct doc d = { .why = why, .whylen = whylen };
+	int at[2], m[1], sp[5] = { -1, -1, -1, -1, -1 };
+
+	memset(l, 0, sizeof *l);
+	if (object_doc(&d, body, len, "the Lease") < 0 || lookup(&d, 0, top, 2, at, 0, "", -1) < 0)
+		return -1;
+	if (at[0] < 0 || pool[at[0]].type != JSMN_OBJECT)
+		return at[0] < 0 ? text_fail(why, whylen, "metadata is missing") : wrong(&d, at[0], '{', "metadata", -1, NULL);
+	if (lookup(&d, at[0], meta, 1, m, 0, "metadata", -1) < 0 ||
+	    lease_str(&d, m[0], "metadata.resourceVersion", l->rv, sizeof l->rv) < 0)
+		return -1;
+	if (!l->rv[0])
+		return text_fail(why, whylen, "metadata.resourceVersion is missing or empty");
+	if (at[1] >= 0 && !is_null(&d, at[1])) {
+		if (pool[at[1]].type != JSMN_OBJECT)
+			return wrong(&d, at[1], '{', "spec", -1, NULL);
+		if (lookup(&d, at[1], spec, 5, sp, 0, "spec", -1) < 0)
+			return -1;
+	}
+	if (lease_str(&d, sp[0], "spec.holderIdentity", l->holder, sizeof l->holder) < 0 ||
+	    lease_int(&d, sp[1], "spec.leaseDurationSeconds", &l->duration) < 0 ||
+	    lease_str(&d, sp[2], "spec.acquireTime", l->acquire, sizeof l->acquire) < 0 ||
+	    lease_str(&d, sp[3], "spec.renewTime", l->renew, sizeof l->renew) < 0 ||
+	    lease_int(&d, sp[4], "spec.leaseTransitions", &l->transitions) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * The token of the value at path[0..n) (member names) from the document's object: -1 when a
+ * member on the way is absent or null, -1 with a reason when one on the way is not an object
+ * or any is written twice (an answer that may mean two things is not read).
+ */
+static int dig(struct doc *d, const char *const *path, int n, int *at)
+{
+	char w[128] = "";
+	int o = 0;
+
+	for (int i = 0; i < n; i++) {
+		const struct name nm = { path[i], strlen(path[i]) };
+		size_t k = strlen(w);
+		if (pool[o].type != JSMN_OBJECT)
+			return wrong(d, o, '{', w, -1, NULL);
+		if (lookup(d, o, &nm, 1, at, 0, w, -1) < 0)
+			return -1;
+		snprintf(w + k, sizeof w - k, "%s%s", k ? "." : "", path[i]);
+		if (*at < 0 || is_null(d, *at)) {
+			*at = -1;
+			return 0;
+		}
+		o = *at;
+	}
+	return 0;
+}
+
+/*
+ * The token of the value at path[0..n) in body, which must be one valid JSON object (name: what
+ * it is, for a reason): -1 with a reason when it cannot be read or the value is absent or null.
+ */
+static int required(struct doc *d, const char *body, size_t len, const char *name, const char *const *path, int n)
+{
+	char w[128] = "";
+	int at;
+
+	if (object_doc(d, body, len, name) < 0 || dig(d, path, n, &at) < 0)
+		return -1;
+	for (int i = 0; at < 0 && i < n; i++)
+		snprintf(w + strlen(w), sizeof w - strlen(w), "%s%s", i ? "." : "", path[i]);
+	return at >= 0 ? at : text_fail(d->why, d->whylen, "%s has no %s", name, w);
+}
+
+/* Whether token i is the literal true (1), false (0), or neither (-1). */
+static int boolean(const struct doc *d, int i)
+{
+	if (pool[i].type != JSMN_PRIMITIVE)
+		return -1;
+	return d->js[pool[i].start] == 't' ? 1 : d->js[pool[i].start] == 'f' ? 0 : -1;
+}
+
+/* An access review's verdict, and its reason for the log. */
+int json_access_review(const char *body, size_t len, int *allowed, char *reason, size_t rlen, char *why,
+    size_t whylen)
+{
+	static const char *const p_allowed[] = { "status", "allowed" }, *const p_denied[] = { "status", "denied" },
+	    *const p_reason[] = { "status", "reason" };
+	struct doc d = { .why = why, .whylen = whylen };
+	int at, denied = 0;
+
+	*allowed = 0;
+	if (rlen)
+		reason[0] = '\0';
+	if ((at = required(&d, body, len, "the access review", p_allowed, 2)) < 0)
+		return -1;
+	if ((*allowed = boolean(&d, at)) < 0) {
+		*allowed = 0;
+		return wrong(&d, at, 't', "status.allowed", -1, NULL);
+	}
+	if (dig(&d, p_denied, 2, &at) < 0)
+		return -1;
+	if (at >= 0 && (denied = boolean(&d, at)) < 0)
+		return wrong(&d, at, 't', "status.denied", -1, NULL);
+	if (*allowed && denied) {
+		*allowed = 0;
+		return text_fail(why, whylen, "the access review says both allowed and denied");
+	}
+	if (dig(&d, p_reason, 2, &at) == 0 && at >= 0 && pool[at].type == JSMN_STRING)
+		str_log(d.js + pool[at].start, (size_t)(pool[at].end - pool[at].start), reason, rlen);
+	return 0;
+}
+
+/* The user a SelfSubjectReview names. */
+int json_self_user(const char *body, size_t len, char *user, size_t cap, char *why, size_t whylen)
+{
+	static const char *const path[] = { "status", "userInfo", "username" };
+	struct doc d = { .why = why, .whylen = whylen };
+	int at;
+
+	if (cap)
+		user[0] = '\0';
+	if ((at = required(&d, body, len, "the user review", path, 3)) < 0)
+		return -1;
+	if (pool[at].type != JSMN_STRING)
+		return wrong(&d, at, '"', "status.userInfo.username", -1, NULL);
+	str_log(d.js + pool[at].start, (size_t)(pool[at].end - pool[at].start), user, cap);
+	if (cap == 0 || user[0] == '\0')
+		return text_fail(why, whylen, "status.userInfo.username is empty");
+	return 0;
+}
+
 /* The writer. */
 void json_buf_init(struct json_buf *b, char *p, size_t cap)
 {

@@ -139,6 +139,50 @@ int json_check(const char *s, size_t len, size_t *at, char *why, size_t whylen);
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen);
 
 /*
+ * What leader election reads of a coordination.k8s.io/v1 Lease: metadata.resourceVersion and
+ * the spec's fields. Times are kept as written (MicroTime strings), never interpreted: another
+ * holder's clock is not ours to compare with.
+ */
+#define JSON_LEASE_ID_MAX 253     /* holderIdentity: a pod name and a suffix */
+#define JSON_LEASE_TIME_MAX 39    /* a MicroTime, "2026-12-01T16:27:36.123456Z", with room */
+struct json_lease {
+	char rv[NODE_RV_MAX + 1];
+	char holder[JSON_LEASE_ID_MAX + 1]; /* "" when absent, null or empty: nobody holds it */
+	char acquire[JSON_LEASE_TIME_MAX + 1], renew[JSON_LEASE_TIME_MAX + 1]; /* "" when absent or null */
+	long duration;                      /* leaseDurationSeconds; 0 when absent or null */
+	long transitions;                   /* leaseTransitions; 0 when absent or null */
+};
+/*
+ * Reads a Lease from body[0..len) into *l. Returns 0, or -1 with one line in why saying which
+ * member and what was wrong: the body is not one valid JSON object; metadata.resourceVersion is
+ * missing, empty or too long; metadata or spec is not an object; holderIdentity, acquireTime or
+ * renewTime is not a string, holds a NUL or is longer than its field; leaseDurationSeconds or
+ * leaseTransitions is not a whole number from 0 to 2^31 - 1; a member read appears twice. A
+ * Lease that cannot be read is never taken over nor renewed. Uses json.c's token pool.
+ */
+int json_lease(const char *body, size_t len, struct json_lease *l, char *why, size_t whylen);
+
+/*
+ * Reads the answer to a SelfSubjectAccessReview: *allowed is 1 when status.allowed is true, 0
+ * when it is false (status.denied true or absent: either way the request would be refused);
+ * status.reason, when a string, goes to reason[0..rlen) made safe for a log line as by
+ * json_status ("" otherwise). Returns 0, or -1 with *allowed 0 and one line in why when the
+ * answer cannot be trusted: not one valid JSON object, status not an object, status.allowed
+ * absent or not a boolean, status.denied not a boolean, a member on the way written twice, or
+ * allowed and denied both true.
+ */
+int json_access_review(const char *body, size_t len, int *allowed, char *reason, size_t rlen, char *why,
+    size_t whylen);
+
+/*
+ * Reads the user a SelfSubjectReview names (status.userInfo.username) into user[0..cap), made
+ * safe for a log line as by json_status (cut at a character boundary to fit). Returns 0, or -1
+ * with one line in why (user "") when the body is not one valid JSON object, a member on the
+ * way is not an object or is written twice, or the name is absent, not a string or empty.
+ */
+int json_self_user(const char *body, size_t len, char *user, size_t cap, char *why, size_t whylen);
+
+/*
  * A bounded writer for request bodies. Appends never write past cap (one byte is kept for the
  * final NUL); once something did not fit, or a string was not valid UTF-8 (the API server would
  * change it), overflow stays set and json_buf_end returns -1.

@@ -40,6 +40,11 @@ const char *kube_error(const struct kube *k)
 	return k->err;
 }
 
+char *kube_clean(const struct kube *k, char *out, size_t cap, const char *s)
+{
+	return text_clean(out, cap, s, strlen(s), k->token, strlen(k->token));
+}
+
 int kube_name_ok(const char *name)
 {
 	size_t n = strlen(name);

@@ -132,4 +132,11 @@ int kube_call(struct kube *k, const char *what, const char *method, const char *
 
 const char *kube_error(const struct kube *k);
 
+/*
+ * Makes s, text the server sent (a user name, a review's reason), fit for one log line as the
+ * node calls' errors are: this connection's token redacted, one printable line (text_clean).
+ * out: cap > 0 bytes. Returns out.
+ */
+char *kube_clean(const struct kube *k, char *out, size_t cap, const char *s);
+
 #endif

@@ -38,7 +38,7 @@ enum kind {
 	LIMIT,     /* the storm guard's limit, N or P% (max_unknown, max_unknown_percent) */
 	DRY_RUN,   /* enum settings_dry_run, as the variable spells it */
 	FIELD,     /* the pod's own field (downward API), named in .field */
-	FIXED      /* the same in every pod: the text in .field */
+	FIXED      /* always the text in .field, whatever the settings */
 };
 
 /* One setting passed to the pod: a variable (env) or, if it has none, a flag (args). */
@@ -64,6 +64,10 @@ static const struct pass_on pass_ons[] = {
 	{ "NODE_RECOVERY_SELF_NODE", NULL, always, FIELD, 0, "spec.nodeName" },
 	/* the port the probes and a scrape reach, whatever --listen `manifests` was given */
 	{ "NODE_RECOVERY_LISTEN", NULL, always, FIXED, 0, ":" METRICS_PORT },
+	/* two replicas, one acting: the holder of a Lease in the pod's own namespace */
+	{ "NODE_RECOVERY_LEADER_ELECT", NULL, always, FIXED, 0, "true" },
+	{ "NODE_RECOVERY_LEASE_NAME", NULL, always, TEXT, offsetof(struct settings, lease_name), NULL },
+	{ "POD_NAME", NULL, always, FIELD, 0, "metadata.name" },
 	{ NULL, "--page-size", always, COUNT, offsetof(struct settings, page_size), NULL },
 };
 
@@ -76,6 +80,7 @@ struct grant {
 static const struct grant grants[] = {
 	{ always, NULL, "", "nodes", "\"get\", \"list\", \"patch\"", "read nodes, taint and annotate them" },
 	{ pruning, NULL, "", "nodes", "\"delete\"", "pruning is on: RBAC cannot narrow this to labelled nodes, so the pod runs on control-plane nodes" },
+	{ always, NAME, "coordination.k8s.io", "leases", "\"get\", \"create\", \"update\"", "leader election: only the holder of the Lease acts" },
 };
 
 #define N(a) (sizeof (a) / sizeof (a)[0])
@@ -189,14 +194,23 @@ static void rbac(FILE *f, const struct settings *s)
  * cannot reach. Without, nothing pins it; either way it leaves a dead node after 10 s. */
 static void placement(FILE *f, const struct settings *s)
 {
+	fputs("      affinity:\n", f);
 	if (pruning(s))
-		fputs("      affinity:\n"
-		    "        nodeAffinity:\n"
+		fputs("        nodeAffinity:\n"
 		    "          requiredDuringSchedulingIgnoredDuringExecution:\n"
 		    "            nodeSelectorTerms:\n"
 		    "              - matchExpressions:\n"
 		    "                  - key: node-role.kubernetes.io/control-plane\n"
 		    "                    operator: Exists\n", f);
+	/* two replicas on one node would both go with it */
+	fputs("        podAntiAffinity:\n"
+	    "          preferredDuringSchedulingIgnoredDuringExecution:\n"
+	    "            - weight: 100\n"
+	    "              podAffinityTerm:\n"
+	    "                topologyKey: kubernetes.io/hostname\n"
+	    "                labelSelector:\n"
+	    "                  matchLabels:\n"
+	    "                    app.kubernetes.io/name: " NAME "\n", f);
 	fputs("      tolerations:\n", f);
 	if (pruning(s))
 		fputs("        - key: node-role.kubernetes.io/control-plane\n"
@@ -219,9 +233,7 @@ static void deployment(FILE *f, const struct settings *s, const char *image)
 
 	header(f, "apps/v1", "Deployment", NAME);
 	fputs("spec:\n"
-	    "  replicas: 1            # never two watchers at once\n"
-	    "  strategy:\n"
-	    "    type: Recreate\n"
+	    "  replicas: 2            # one acts, holding the Lease; the other takes over within 25 s\n"
 	    "  selector:\n"
 	    "    matchLabels:\n"
 	    "      app.kubernetes.io/name: " NAME "\n"

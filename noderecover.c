@@ -11,7 +11,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "access.h"
 #include "kube.h"
+#include "lease.h"
 #include "listen.h"
 #include "manifests.h"
 #include "metrics.h"
@@ -27,12 +29,15 @@
 #define NODERECOVER_IMAGE "noderecover:" NODERECOVER_VERSION
 #endif
 
-static volatile sig_atomic_t stop;
+/* stop ends the loop; cut ends the request in flight. Two flags, so that after a SIGTERM the
+ * Lease can still be released with one last request (a second signal cuts that short too). */
+static volatile sig_atomic_t stop, cut;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
+	cut = 1;
 }
 
 /* Sleeps until the monotonic clock reaches wake (ms), waking at once on a signal. */
@@ -54,7 +59,7 @@ static const char usage[] =
     "and optionally deletes removable nodes that stayed gone.\n"
     "\n"
     "  run                      a pass every poll interval until SIGTERM (default)\n"
-    "  once                     one pass; exit 0 ok, 1 a pass failed, 2 bad settings\n"
+    "  once                     one pass; exit 0 ok, 1 a pass failed, 2 bad settings or a denied permission\n"
     "  plan                     one read, nothing written: each node, what a pass would do\n"
     "                           now and why, or when; exit 0 read, 1 could not read, 2 settings\n"
     "  manifests                print the cluster objects (YAML) that run it with these settings\n"
@@ -78,12 +83,139 @@ static const char usage[] =
     "  --storm-cooldown SECONDS NODE_RECOVERY_STORM_COOLDOWN (the taint threshold): the guard\n"
     "                           keeps holding this long after the count is back within the limit\n"
     "  --output table|json      NODE_RECOVERY_OUTPUT (table): how plan prints\n"
+    "  --leader-elect           NODE_RECOVERY_LEADER_ELECT (false): only the holder of a Lease\n"
+    "                           lists and acts (lease 15s, renew deadline 10s, retry 2s)\n"
+    "  --lease-name NAME        NODE_RECOVERY_LEASE_NAME (noderecover)\n"
+    "  --lease-namespace NS     NODE_RECOVERY_LEASE_NAMESPACE (in a pod: its own namespace)\n"
     "  --listen ADDR            NODE_RECOVERY_LISTEN (empty: off): run serves /metrics, /livez and\n"
     "                           /readyz over plain HTTP on :PORT, IPv4:PORT or [IPv6]:PORT\n";
 
 static const char *env(const char *name)
 {
 	return getenv(name);
+}
+
+/* Leader election as the loop sees it: the Lease, and what the log last said about it. */
+struct election {
+	struct lease lease;
+	const char *ns, *name;             /* the settings' */
+	char id[JSON_LEASE_ID_MAX + 1];    /* this replica's identity */
+	int said;                          /* the log last said: 1 leading, 0 not, -1 nothing yet */
+	char holder[JSON_LEASE_ID_MAX + 1]; /* the holder it last named */
+	int failing;                       /* a failure was said; the next success ends it */
+	int64_t last_try;                  /* monotonic ms of the last try */
+};
+
+/* One try to acquire or renew (client-go's tryAcquireOrRenew), and a line for each change. */
+static void elect(struct election *e)
+{
+	struct lease *l = &e->lease;
+	const char *ns = e->ns, *name = e->name;
+	struct timespec wall;
+	enum lease_result r;
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	e->last_try = http_clock_ms();
+	r = lease_try(l, e->last_try, (int64_t)wall.tv_sec, wall.tv_nsec / 1000);
+	if (r == LEASE_FAILED) {
+		if (!e->failing)
+			say("Lease %s/%s: %s; trying again every %ds%s", ns, name, lease_error(l), LEASE_RETRY,
+			    e->said == 1 ? ", acting only while the last renewal is under 10s old" : "");
+		e->failing = 1;
+		return;
+	}
+	e->failing = 0;
+	if (r == LEASE_LEADING) {
+		if (e->said != 1)
+			say("Leading: this replica (%s) holds lease %s/%s and now lists and acts", e->id, ns, name);
+		e->said = 1;
+		return;
+	}
+	if (r == LEASE_LOST) {
+		say("Lease %s/%s: another replica wrote it between our read and our write (409); this replica (%s) does not act",
+		    ns, name, e->id);
+	} else if (e->said != 0 || strcmp(e->holder, lease_holder(l)) != 0) {
+		char who[JSON_LEASE_ID_MAX + 1];
+		say("Following: lease %s/%s is held by %s; this replica (%s) waits and does not act, and takes over once the lease is not renewed for %ds",
+		    ns, name, say_printable(lease_holder(l), who, sizeof who), e->id, LEASE_DURATION);
+		snprintf(e->holder, sizeof e->holder, "%s", lease_holder(l));
+	}
+	e->said = 0;
+}
+
+/* Whether this replica may list and act now: no election, or it holds the lease. */
+static int leading(struct election *e, const struct settings *s)
+{
+	if (!s->leader_elect)
+		return 1;
+	if (lease_held(&e->lease, http_clock_ms()))
+		return 1;
+	if (e->said == 1) {
+		say("Stopped leading: lease %s/%s was not renewed within %ds; no write until it is held again",
+		    e->ns, e->name, LEASE_RENEW_DEADLINE);
+		e->said = 0;
+		e->holder[0] = '\0';
+	}
+	return 0;
+}
+
+/*
+ * pass.c asks this before every patch and delete. A renewal older than the retry period is
+ * done first, then whether the lease is still held within the renew deadline by this
+ * replica's own clock decides: a replica that was paused (SIGSTOP, a frozen VM) must find out
+ * before it writes on facts another replica may already have acted on.
+ */
+static int may_write(void *ctx)
+{
+	struct election *e = ctx;
+
+	if (http_clock_ms() - e->last_try >= LEASE_RETRY * 1000)
+		elect(e);
+	return lease_held(&e->lease, http_clock_ms());
+}
+
+/* Gives the lease up on the way out, so the other replica need not wait for it to lapse. */
+static void release(struct election *e)
+{
+	struct timespec wall;
+	int r;
+
+	cut = 0;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	r = lease_release(&e->lease, (int64_t)wall.tv_sec, wall.tv_nsec / 1000);
+	if (r == 1)
+		say("Released lease %s/%s: another replica may take over at once", e->ns, e->name);
+	else if (r < 0)
+		say("Releasing lease %s/%s failed: %s; another replica takes over once it lapses (%ds)", e->ns,
+		    e->name, lease_error(&e->lease), LEASE_DURATION);
+}
+
+/* Sets up the election: the identity is the pod's name (or the host's) and a random suffix. */
+static int election_init(struct election *e, struct kube *kc, const struct settings *s, char *err, size_t errlen)
+{
+	char host[256] = "";
+	const char *base = env("POD_NAME");
+
+	if (!base || !*base) {
+		if (gethostname(host, sizeof host - 1) < 0)
+			host[0] = '\0';
+		base = host;
+	}
+	if (lease_identity(e->id, sizeof e->id, base) < 0) {
+		snprintf(err, errlen, "no identity for leader election from POD_NAME or the host name '%.64s' (empty, too long, a space, or no random bytes)", base);
+		return -1;
+	}
+	e->ns = s->lease_namespace;
+	e->name = s->lease_name;
+	if (lease_init(&e->lease, kc, e->ns, e->name, e->id) < 0) {
+		snprintf(err, errlen, "%s", lease_error(&e->lease));
+		return -1;
+	}
+	e->said = -1;
+	e->last_try = http_clock_ms() - LEASE_RETRY * 1000;
+	say("Leader election on: lease %s/%s (namespace from %s) as %s; lease %ds, renew deadline %ds, retry %ds",
+	    e->ns, e->name, s->lease_ns_source, e->id, LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY);
+	return 0;
 }
 
 static void say_start(const struct settings *s, const struct kube_target *t)
@@ -111,6 +243,17 @@ static void say_start(const struct settings *s, const struct kube_target *t)
 	    s->listen && s->mode == MODE_RUN ? "; /metrics, /livez and /readyz on " : "", s->listen && s->mode == MODE_RUN ? s->listen : "");
 }
 
+/* The permission check before the first pass: its line logged; 0 when a permission is denied. */
+static int permitted(struct kube *kc, const struct settings *s)
+{
+	char msg[1024];
+	enum access_result a = access_check(kc, s, msg, sizeof msg);
+
+	if (a != ACCESS_OK)
+		say("%s", msg);
+	return a != ACCESS_DENIED;
+}
+
 /* `noderecover plan`: 0 when the cluster was read and the plan printed, else 1. */
 static int plan(struct pass_loop *loop)
 {
@@ -128,12 +271,24 @@ static int plan(struct pass_loop *loop)
 	return rc;
 }
 
+/* A pass of run, counted for /metrics and /readyz. */
+static void pass_counted(struct pass_loop *loop, struct pass_result *res)
+{
+	int64_t start = http_clock_ms();
+
+	pass_run(loop, res);
+	metrics_list_result(res->listed);
+	metrics_pass_done(!res->failed ? METRICS_PASS_OK : res->held ? METRICS_PASS_HELD : METRICS_PASS_FAILED,
+	    http_clock_ms() - start, time(NULL));
+}
+
 int main(int argc, char **argv)
 {
 	static struct settings s;
 	static struct kube_target t;
 	static struct kube kc;
 	static struct pass_loop loop;
+	static struct election el;
 	struct pass_result res;
 	char err[1024];
 	int failed;
@@ -157,7 +312,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (settings_target(&s, env, &t, err, sizeof err) < 0 ||
-	    kube_init(&kc, &t, &stop, err, sizeof err) < 0) {
+	    kube_init(&kc, &t, &cut, err, sizeof err) < 0) {
 		fprintf(stderr, "noderecover: %s\n", err);
 		return 2;
 	}
@@ -181,28 +336,61 @@ int main(int argc, char **argv)
 	if (s.mode == MODE_PLAN)
 		return plan(&loop);
 	say_start(&s, &t);
+	if (!permitted(&kc, &s)) {
+		kube_close(&kc);
+		return 2;
+	}
+	if (s.leader_elect) {
+		if (election_init(&el, &kc, &s, err, sizeof err) < 0) {
+			fprintf(stderr, "noderecover: %s\n", err);
+			kube_close(&kc);
+			return 2;
+		}
+		loop.may_write = may_write;
+		loop.may_write_ctx = &el;
+	}
 	if (s.mode == MODE_ONCE) {
-		failed = pass_run(&loop, &res) < 0;
+		failed = 0;
+		if (s.leader_elect)
+			elect(&el);
+		if (leading(&el, &s))
+			failed = pass_run(&loop, &res) < 0;
+		if (s.leader_elect)
+			release(&el);
 		kube_close(&kc);
 		/* a pass a signal cut short did not do all it should have */
 		if (stop)
 			say("noderecover stopping on a signal; the pass did not finish");
 		return failed || stop;
 	}
+	int64_t next = 0;   /* monotonic ms when the next pass is due */
 	while (!stop) {
-		int64_t start = http_clock_ms(), wake = start + s.poll * 1000;
+		int64_t wake = INT64_MAX;
 
-		metrics_pass_started(start / 1000);
-		pass_run(&loop, &res);
-		metrics_list_result(res.listed);
-		metrics_pass_done(!res.failed ? METRICS_PASS_OK : res.held ? METRICS_PASS_HELD : METRICS_PASS_FAILED,
-		    http_clock_ms() - start, time(NULL));
-		/* a node about to cross its threshold is acted on then, not up to a poll later;
-		 * the poll stays the longest wait for news */
-		if (res.due_in >= 0 && http_clock_ms() + res.due_in * 1000 < wake)
-			wake = http_clock_ms() + res.due_in * 1000;
+		/* the loop is alive, leading or not: what /livez asks */
+		metrics_pass_started(http_clock_ms() / 1000);
+		/* with an election, a try every retry period, between passes too */
+		if (s.leader_elect && http_clock_ms() - el.last_try >= LEASE_RETRY * 1000)
+			elect(&el);
+		metrics_leader(leading(&el, &s));
+		if (!leading(&el, &s)) {
+			next = 0;   /* once it leads, a pass at once: the last leader may have left work */
+		} else if (http_clock_ms() >= next) {
+			next = http_clock_ms() + s.poll * 1000;
+			pass_counted(&loop, &res);
+			/* a node about to cross its threshold is acted on then, not up to a poll
+			 * later; the poll stays the longest wait for news */
+			if (res.due_in >= 0 && http_clock_ms() + res.due_in * 1000 < next)
+				next = http_clock_ms() + res.due_in * 1000;
+		}
+		if (leading(&el, &s))
+			wake = next;
+		if (s.leader_elect && el.last_try + LEASE_RETRY * 1000 < wake)
+			wake = el.last_try + LEASE_RETRY * 1000;
 		sleep_until(wake);
 	}
+	if (s.leader_elect)
+		release(&el);
 	kube_close(&kc);
 	say("noderecover stopping on a signal");
 	return 0;

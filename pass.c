@@ -235,7 +235,7 @@ static void say_would(struct pass_loop *l, const struct kept *k)
 		report(l, PASS_WOULD, &k->f, "Would delete %s: not reporting for %llds (%s)", k->f.name, (long long)k->v.unknown_for, how);
 }
 
-/* Does one decided action; returns -1 when it failed the pass, else 0 (KUBE_CHANGED: 1). */
+/* Does one decided action; returns -1 when it failed the pass, 2 when it may not write now, else 0 (KUBE_CHANGED: 1). */
 static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
 {
 	const struct settings *s = l->s;
@@ -246,6 +246,10 @@ static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
 		count(k->v.action, METRICS_DRY_RUN);
 		say_would(l, k);
 		return 0;
+	}
+	if (l->may_write && !l->may_write(l->may_write_ctx)) {
+		say("Not %s %s: this replica no longer holds the lease; it acts again once it leads", verb, k->f.name);
+		return 2;
 	}
 	switch (k->v.action) {
 	case POLICY_TAINT:
@@ -296,7 +300,7 @@ static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
  * delete precondition), reads it again, decides again with the pass's summary and the guard's
  * verdict, and tries again with its new resourceVersion, a few times, as client-go's conflict
  * retry does: a node another client changes often must not starve. Returns -1 when the action
- * failed the pass, else 0.
+ * failed the pass, 2 when this replica may not write now, else 0.
  */
 static int act(struct pass_loop *l, const struct pass *p, struct kept *k, int holding)
 {
@@ -330,7 +334,7 @@ static int act(struct pass_loop *l, const struct pass *p, struct kept *k, int ho
 		}
 		r = act_once(l, k, pass_now(p));
 	}
-	return r < 0 ? -1 : 0;
+	return r < 0 ? -1 : r == 2 ? 2 : 0;
 }
 
 static uint64_t name_hash(const char *s)
@@ -411,8 +415,10 @@ int pass_run(struct pass_loop *l, struct pass_result *res)
 			say_refusal(l, k, &p.sum);
 			res->failed = 1;
 		}
-		if (act(l, &p, k, policy_storm_holds(&l->storm)) < 0)
-			res->failed = 1;
+		int a = act(l, &p, k, policy_storm_holds(&l->storm));
+		res->failed |= a != 0;
+		if (a == 2)
+			break;   /* not the leader any more: the rest is another replica's */
 	}
 	memcpy(l->told, l->telling, sizeof l->told[0] * (size_t)l->ntelling);
 	l->ntold = l->ntelling;

@@ -24,6 +24,11 @@ struct pass_loop {
 	struct kube *kc;
 	const struct settings *s;
 	volatile sig_atomic_t *stop;      /* set by a signal: finish no more actions */
+	/* Asked right before every patch and delete (NULL: always yes): nonzero when this
+	 * replica may write now (with leader election: it still holds the Lease, renewed within
+	 * the renew deadline by its own clock). A no ends the pass's actions. */
+	int (*may_write)(void *ctx);
+	void *may_write_ctx;
 	struct policy_storm storm;
 	int64_t skew;                     /* local minus server clock, seconds, as last logged */
 	int no_date_said;                 /* the server's missing Date was logged */

@@ -30,7 +30,8 @@ struct opt {
 
 enum {
 	O_TAINT, O_PRUNE, O_LABEL, O_ANNOTATION, O_SELF, O_POLL, O_KUBECONFIG, O_SERVER, O_CA,
-	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_EXCLUDE, O_DRY_RUN, O_OUTPUT, O_LISTEN, O_COUNT
+	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_EXCLUDE, O_DRY_RUN, O_OUTPUT, O_LEADER,
+	O_LEASE_NAME, O_LEASE_NS, O_LISTEN, O_COUNT
 };
 
 static const struct opt opts[O_COUNT] = {
@@ -51,6 +52,9 @@ static const struct opt opts[O_COUNT] = {
 	[O_EXCLUDE] = { "--exclude-label", "NODE_RECOVERY_EXCLUDE_LABEL" },
 	[O_DRY_RUN] = { "--dry-run", "NODE_RECOVERY_DRY_RUN" },
 	[O_OUTPUT] = { "--output", "NODE_RECOVERY_OUTPUT" },
+	[O_LEADER] = { "--leader-elect", "NODE_RECOVERY_LEADER_ELECT" },
+	[O_LEASE_NAME] = { "--lease-name", "NODE_RECOVERY_LEASE_NAME" },
+	[O_LEASE_NS] = { "--lease-namespace", "NODE_RECOVERY_LEASE_NAMESPACE" },
 	[O_LISTEN] = { "--listen", "NODE_RECOVERY_LISTEN" },
 };
 
@@ -157,6 +161,68 @@ static int key(char *out, const char **val, const char **from, int o, const char
 	return 0;
 }
 
+/* A DNS label (max 63) or, with dots, a DNS subdomain (max 253): lowercase, digits, '-', '.'. */
+static int dns_name(const char *v, size_t max, int dots)
+{
+	size_t n = strlen(v);
+
+	if (n == 0 || n > max || v[0] == '-' || v[0] == '.' || v[n - 1] == '-' || v[n - 1] == '.')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!dns_char(v[i]) || (v[i] == '.' && !dots))
+			return 0;
+	return 1;
+}
+
+/* The pod's namespace from its service account's mounted file, without its line end; "" if none. */
+static void pod_namespace(char *out, size_t cap)
+{
+	FILE *f = fopen(SETTINGS_SA_DIR "/namespace", "re");
+	size_t n = 0;
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	n = fread(out, 1, cap - 1, f);
+	/* a file longer than any namespace is no namespace */
+	if (fgetc(f) != EOF)
+		n = 0;
+	fclose(f);
+	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+		n--;
+	out[n] = '\0';
+}
+
+/* Leader election: on or off, the Lease's name, and its namespace (run and once need one). */
+static int leader(struct settings *s, const char **val, const char **from, char *err, size_t errlen)
+{
+	const char *v = val[O_LEADER];
+
+	if (v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0))
+		s->leader_elect = 1;
+	else if (v && strcmp(v, "false") != 0 && strcmp(v, "0") != 0 && *v)
+		return text_fail(err, errlen, "%s '%.32s' is neither true nor false", from[O_LEADER], v);
+	if (copy(s->lease_name, sizeof s->lease_name, val[O_LEASE_NAME] && *val[O_LEASE_NAME] ? val[O_LEASE_NAME] : "noderecover") < 0 ||
+	    !dns_name(s->lease_name, 253, 1))
+		return text_fail(err, errlen, "%s '%.64s' is not a valid Lease name (lowercase letters, digits, '-' and '.')",
+		    from[O_LEASE_NAME], val[O_LEASE_NAME]);
+	if (val[O_LEASE_NS] && *val[O_LEASE_NS]) {
+		if (copy(s->lease_namespace, sizeof s->lease_namespace, val[O_LEASE_NS]) < 0 || !dns_name(s->lease_namespace, 63, 0))
+			return text_fail(err, errlen, "%s '%.64s' is not a namespace name (a DNS label)", from[O_LEASE_NS], val[O_LEASE_NS]);
+		s->lease_ns_source = from[O_LEASE_NS];
+	} else {
+		pod_namespace(s->lease_namespace, sizeof s->lease_namespace);
+		if (s->lease_namespace[0] && !dns_name(s->lease_namespace, 63, 0))
+			return text_fail(err, errlen, "%s/namespace does not hold a namespace name", SETTINGS_SA_DIR);
+		s->lease_ns_source = "the pod's service account";
+	}
+	/* manifests put the Lease in the pod's own namespace */
+	if (s->leader_elect && !s->lease_namespace[0] && (s->mode == MODE_RUN || s->mode == MODE_ONCE))
+		return text_fail(err, errlen, "--leader-elect needs --lease-namespace (or NODE_RECOVERY_LEASE_NAMESPACE) outside a pod: %s/namespace is not there",
+		    SETTINGS_SA_DIR);
+	return 0;
+}
+
 int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn env, char *err,
     size_t errlen)
 {
@@ -203,6 +269,8 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		} else if (o == O_DRY_RUN) {
 			/* the one flag that stands alone (as kubectl's); a value needs --dry-run=server */
 			val[o] = "client";
+		} else if (o == O_LEADER) {
+			val[o] = "true";   /* stands alone too, as kube-controller-manager's */
 		} else {
 			if (i + 1 >= argc)
 				return text_fail(err, errlen, "%s needs a value", opts[o].flag);
@@ -267,6 +335,9 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 	if (key(s->exclude_label, val, from, O_EXCLUDE, DEFAULT_EXCLUDE_LABEL, "label", err, errlen) < 0 ||
 	    key(s->prune_label, val, from, O_LABEL, DEFAULT_PRUNE_LABEL, "label", err, errlen) < 0 ||
 	    key(s->annotation, val, from, O_ANNOTATION, DEFAULT_ANNOTATION, "annotation", err, errlen) < 0)
+		return -1;
+
+	if (leader(s, val, from, err, errlen) < 0)
 		return -1;
 
 	if (val[O_SELF] && *val[O_SELF]) {

@@ -40,6 +40,10 @@ struct settings {
 	const char *listen;           /* where to serve /metrics, /livez, /readyz; NULL: nowhere */
 	char self_node[256];          /* "" when unknown */
 	const char *self_source;      /* where self_node came from, for the start-up line */
+	int leader_elect;             /* only the holder of the Lease lists and acts */
+	char lease_name[254];         /* a DNS subdomain */
+	char lease_namespace[64];     /* a DNS label: the flag, the variable, or the pod's own */
+	const char *lease_ns_source;  /* where lease_namespace came from, for the start-up line */
 	const char *kubeconfig;       /* flag or KUBECONFIG; NULL if neither */
 	const char *server, *ca_file, *token_file, *tls_server_name;
 };

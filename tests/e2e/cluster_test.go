@@ -173,7 +173,8 @@ func randomToken() string {
 }
 
 // Audit only what the tests read: every request of a ServiceAccount on nodes, with the
-// request body for writes (patch and delete bodies are asserted on).
+// request body for writes (patch and delete bodies are asserted on), and on leases (who held
+// the lease when, for leader election).
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
@@ -184,7 +185,7 @@ rules:
     verbs: ["patch", "delete", "update", "create", "deletecollection"]
   - level: Metadata
     userGroups: ["system:serviceaccounts"]
-    resources: [{group: "", resources: ["nodes"]}]
+    resources: [{group: "", resources: ["nodes"]}, {group: "coordination.k8s.io", resources: ["leases"]}]
   - level: None
 `
 

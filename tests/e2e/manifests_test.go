@@ -52,9 +52,19 @@ func checkRole(t *testing.T, what string, objs []*unstructured.Unstructured, ver
 	if b.RoleRef.Name != saName || b.RoleRef.Kind != "ClusterRole" || !reflect.DeepEqual(b.Subjects, want) {
 		t.Errorf("%s: ClusterRoleBinding %s = %+v / %+v", what, saName, b.RoleRef, b.Subjects)
 	}
+	// leader election: a Role in its own namespace, get, create and update on leases only
+	lr := objectOf[rbacv1.Role](t, objs, "Role", saName)
+	if lr.Namespace != saNamespace || len(lr.Rules) != 1 || !reflect.DeepEqual(lr.Rules[0].APIGroups, []string{"coordination.k8s.io"}) ||
+		!reflect.DeepEqual(lr.Rules[0].Resources, []string{"leases"}) || !reflect.DeepEqual(lr.Rules[0].Verbs, []string{"get", "create", "update"}) {
+		t.Errorf("%s: Role %s = %+v, want get, create, update on leases in %s", what, saName, lr, saNamespace)
+	}
+	rb := objectOf[rbacv1.RoleBinding](t, objs, "RoleBinding", saName)
+	if rb.Namespace != saNamespace || rb.RoleRef.Kind != "Role" || rb.RoleRef.Name != saName || !reflect.DeepEqual(rb.Subjects, want) {
+		t.Errorf("%s: RoleBinding %s = %+v / %+v", what, saName, rb.RoleRef, rb.Subjects)
+	}
 	for _, u := range objs {
 		switch u.GetKind() {
-		case "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Deployment":
+		case "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment":
 		default:
 			t.Errorf("%s: unexpected %s %s", what, u.GetKind(), u.GetName())
 		}
@@ -66,8 +76,8 @@ func checkPod(t *testing.T, file string, objs []*unstructured.Unstructured, prun
 	if d.Namespace != saNamespace || d.Spec.Template.Spec.ServiceAccountName != saName {
 		t.Errorf("%s: namespace %q, serviceAccountName %q", file, d.Namespace, d.Spec.Template.Spec.ServiceAccountName)
 	}
-	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
-		t.Errorf("%s: want one replica, Recreate (never two watchers at once)", file)
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
+		t.Errorf("%s: want two replicas (one leads)", file)
 	}
 	ps := d.Spec.Template.Spec
 	psc := ps.SecurityContext
@@ -91,6 +101,12 @@ func checkPod(t *testing.T, file string, objs []*unstructured.Unstructured, prun
 	}
 	if e, ok := env["NODE_RECOVERY_SELF_NODE"]; !ok || e.ValueFrom == nil || e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != "spec.nodeName" {
 		t.Errorf("%s: NODE_RECOVERY_SELF_NODE must come from spec.nodeName", file)
+	}
+	if e, ok := env["NODE_RECOVERY_LEADER_ELECT"]; !ok || e.Value != "true" {
+		t.Errorf("%s: two replicas need NODE_RECOVERY_LEADER_ELECT=true", file)
+	}
+	if e, ok := env["POD_NAME"]; !ok || e.ValueFrom == nil || e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != "metadata.name" {
+		t.Errorf("%s: POD_NAME must come from metadata.name", file)
 	}
 	if e, ok := env["NODE_RECOVERY_AFTER_SECONDS"]; !ok || e.Value == "" {
 		t.Errorf("%s: NODE_RECOVERY_AFTER_SECONDS (required) not set", file)

@@ -121,6 +121,7 @@ func TestNodeRecover(t *testing.T) {
 	t.Run("10_opt_out_label", func(t *testing.T) { scenarioOptOut(t, c, tokenFile) })
 	t.Run("11_conflict_retry", func(t *testing.T) { scenarioConflictRetry(t, c, tokenFile) })
 	t.Run("12_threshold_wake", func(t *testing.T) { scenarioThreshold(t, c, tokenFile) })
+	t.Run("13_leader_election", func(t *testing.T) { scenarioLease(t, c) })
 	// Pruning off again is the pruning-off output applied again: the token loses delete.
 	applyManifests(t, c, false)
 	t.Run("5d_permissions_after_pruning_off_again", func(t *testing.T) { permissions(t, c, false) })
@@ -396,7 +397,8 @@ func latest(ts ...time.Time) time.Time {
 }
 
 // missingPermissions: scenario 5, a ServiceAccount without patch (and one with nothing)
-// makes `once` fail the pass with a clear message and exit 1, not crash.
+// makes `once` stop at its permission check, before any pass: one line naming the user, the
+// verb and the deploy/ file that grants it, and exit 2.
 func missingPermissions(t *testing.T, c *cluster, goodToken string) {
 	ctx := context.Background()
 	for _, sa := range []string{"noderecover-readonly", "noderecover-nothing"} {
@@ -433,38 +435,50 @@ func missingPermissions(t *testing.T, c *cluster, goodToken string) {
 	sleepUntil(ltt.Add(time.Duration(taintAfter+1) * time.Second))
 	common := []string{"--taint-after", strconv.Itoa(taintAfter), "--self-node", "e2e-runner"}
 
-	out, code := runOnce(t, append(connArgs(c, readonly), common...)...)
-	if code != 1 {
-		t.Errorf("once without patch permission: exit %d, want 1", code)
+	// The permission check at start asks the real authorizer (SelfSubjectAccessReview) and the
+	// real authenticator (SelfSubjectReview) and stops before the first pass: exit 2, one line
+	// naming the user, the verb, the resource and the deploy/ file that grants it.
+	denied := func(sa, verb string, args []string) {
+		t.Helper()
+		out, code := runOnce(t, args...)
+		if code != 2 {
+			t.Errorf("once as %s: exit %d, want 2:\n%s", sa, code, out)
+		}
+		want := []string{"system:serviceaccount:" + saNamespace + ":" + sa, "may not " + verb + " nodes", "deploy/noderecover.yaml"}
+		var lines []string
+		for _, ln := range strings.Split(out, "\n") {
+			if strings.Contains(ln, "Permission check") {
+				lines = append(lines, ln)
+			}
+		}
+		if len(lines) != 1 {
+			t.Errorf("once as %s: want one permission check line, got %d:\n%s", sa, len(lines), out)
+		}
+		for _, w := range want {
+			if len(lines) == 1 && !strings.Contains(lines[0], w) {
+				t.Errorf("once as %s: the line does not name %q:\n%s", sa, w, out)
+			}
+		}
+		if strings.Contains(out, "Tainting") || strings.Contains(out, "failed") {
+			t.Errorf("once as %s: it went on to a pass:\n%s", sa, out)
+		}
 	}
-	if !strings.Contains(out, "failed") || !strings.Contains(out, x) {
-		t.Errorf("once without patch permission: want a line with \"failed\" naming %s, got:\n%s", x, out)
-	}
-	if !strings.Contains(strings.ToLower(out), "forbidden") && !strings.Contains(out, "403") {
-		t.Errorf("once without patch permission: the message does not give the reason (403 / Forbidden):\n%s", out)
-	}
+	denied("noderecover-readonly", "patch", append(connArgs(c, readonly), common...))
 	if hasOurTaint(getNode(t, c, x)) {
 		t.Fatalf("%s tainted by a ServiceAccount without patch", x)
 	}
-
-	out, code = runOnce(t, append(connArgs(c, nothing), common...)...)
-	if code != 1 {
-		t.Errorf("once without list permission: exit %d, want 1", code)
-	}
-	if !strings.Contains(out, "failed") {
-		t.Errorf("once without list permission: want a line with \"failed\", got:\n%s", out)
-	}
+	denied("noderecover-nothing", "list", append(connArgs(c, nothing), common...))
 
 	// The same pass with the deploy/ ServiceAccount succeeds, so the failures above were
 	// the permissions.
-	out, code = runOnce(t, append(connArgs(c, goodToken), common...)...)
+	out, code := runOnce(t, append(connArgs(c, goodToken), common...)...)
 	if code != 0 {
 		t.Errorf("once with the noderecover ServiceAccount: exit %d, want 0:\n%s", code, out)
 	}
 	if !hasOurTaint(getNode(t, c, x)) {
 		t.Errorf("once with the noderecover ServiceAccount did not taint %s", x)
 	}
-	measure(t, "scenario 5: SAR get/list/patch yes, delete only with the pruning output of manifests; no-patch SA: once exit 1; no-list SA: once exit 1")
+	measure(t, "scenario 5: SAR get/list/patch yes, delete only with the pruning output of manifests; no-patch SA: once exit 2 naming patch; no-list SA: once exit 2 naming list")
 }
 
 // scenarioPrune: scenario 4.

@@ -1,8 +1,8 @@
 /*
  * Fuzz target for json.c: a NodeList body fed to json_list_feed in pieces whose sizes come
  * from the input, each item read by json_node_facts; the same body fed whole must give the same
- * items, facts, reasons and result. Then json_check (it must accept what the list accepted) and
- * json_status on the body.
+ * items, facts, reasons and result. Then json_check (it must accept what the list accepted),
+ * json_status, json_access_review and json_self_user on the body.
  * Input: byte 0 picks the piece sizes, byte 1 the item buffer's size and when item() stops
  * the list, byte 2 json_status's buffer sizes; the rest is the document.
  */
@@ -168,6 +168,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (const char *p = msg; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			bug("control byte in json_status message");
+	/* the permission check's readers: a verdict only from a document json_check accepts */
+	int allowed = -1;
+	if (json_access_review(body, n, &allowed, reason, rlen, why, sizeof why) == 0) {
+		if (allowed != 0 && allowed != 1)
+			bug("json_access_review verdict is neither 0 nor 1");
+		if (json_check(body, n, &at, why, sizeof why) != 0)
+			bug("json_access_review read a document json_check refuses");
+	} else if (allowed != 0 || !memchr(why, 0, sizeof why)) {
+		bug("json_access_review failed but allowed, or without a terminated reason");
+	}
+	if (json_self_user(body, n, msg, mlen, why, sizeof why) == 0 && (!msg[0] || !memchr(msg, 0, mlen)))
+		bug("json_self_user gave an empty or unterminated name");
+	for (const char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			bug("control byte in json_self_user name");
 	free(reason);
 	free(msg);
 	free(body);

@@ -3,7 +3,9 @@
 It owns an in-memory set of Node objects and answers the few calls the binary makes the
 way kube-apiserver does where it matters: paged lists with `continue` (and 410 Expired on
 demand), JSON patch (RFC 6902) applied for real with resourceVersion bumped, DELETE with
-uid/resourceVersion preconditions, 401/403/404/409/422/429/503 with the real Status bodies.
+uid/resourceVersion preconditions, 401/403/404/409/422/429/503 with the real Status bodies;
+coordination.k8s.io/v1 Leases (GET, POST, PUT with the resourceVersion test: 409); and the two
+reviews the permission check makes (SelfSubjectAccessReview, SelfSubjectReview).
 Faults are injected per request by rules. Every request is recorded.
 
 It never talks to anything but the loopback address it listens on, and every loop in it is
@@ -21,6 +23,7 @@ import base64
 import copy
 import json
 import os
+import re
 import shutil
 import socket
 import ssl
@@ -29,10 +32,16 @@ import threading
 import time
 import urllib.parse
 
-__all__ = ["StandIn", "Request", "Reply", "Fault", "apply_patch", "PatchError", "status_body"]
+__all__ = ["StandIn", "Request", "Reply", "Fault", "apply_patch", "PatchError", "status_body", "SSAR_PATH", "SSR_PATH"]
 
 MAX_REQUEST_HEADER = 64 * 1024
 MAX_REQUEST_BODY = 4 * 1024 * 1024
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/"
+# metav1.MicroTime as kube-apiserver reads it (RFC3339Micro): exactly six fractional digits
+MICROTIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
+SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+SSR_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+REVIEWS = (SSAR_PATH, SSR_PATH)
 
 
 # ---------------------------------------------------------------- JSON, as Go writes it
@@ -333,7 +342,12 @@ class StandIn:
     token:   the bearer token accepted; kept in self.token_file, re-read on every request,
              so a test rotates it by rewriting that file (or set_token()).
     client_ca: require-or-accept client certificates signed by certdir/client-ca.crt.
-    verbs:   the verbs granted on nodes (get, list, patch, delete); others get 403.
+    verbs:   the verbs granted on nodes (get, list, patch, delete); others get 403, and a
+             SelfSubjectAccessReview for them answers allowed: false.
+    review_deny: (verb, resource) pairs a SelfSubjectAccessReview denies for resources other than
+             nodes (which follow verbs); everything else is allowed.
+    username: the user SelfSubjectReview names (and 403 messages).
+    tokens:  further bearer tokens accepted (one per replica, so requests tell who sent them).
     chunked: send bodies chunked (True) or with Content-Length (False).
     chunk_size: bytes per chunk when chunked (small sizes exercise split reads).
     idle_timeout: close a keep-alive connection silently after this many idle seconds.
@@ -342,8 +356,11 @@ class StandIn:
 
     def __init__(self, certdir, cert="server", nodes=(), token="standin-token-0123456789",
                  client_ca=False, verbs=("get", "list", "patch", "delete"), chunked=True,
-                 chunk_size=1000, idle_timeout=30.0, close_each=False):
+                 chunk_size=1000, idle_timeout=30.0, close_each=False, tokens=(), review_deny=(),
+                 username="system:serviceaccount:kube-system:node-recovery"):
         self.certdir = certdir
+        self.tokens = set(tokens)
+        self.leases = {}  # (namespace, name) -> Lease
         self.lock = threading.RLock()
         self.nodes = {}
         self.rv = 1000
@@ -353,6 +370,8 @@ class StandIn:
         self.token_file = os.path.join(self._tokdir, "token")
         self.set_token(token)
         self.verbs = set(verbs)
+        self.review_deny = set(review_deny)
+        self.username = username
         self.chunked = chunked
         self.chunk_size = chunk_size
         self.idle_timeout = idle_timeout
@@ -429,10 +448,12 @@ class StandIn:
         """hook(server, req) runs before each request is answered (e.g. to touch a node)."""
         self.hooks.append(hook)
 
-    def reqs(self, method=None, node=None, list_only=False):
+    def reqs(self, method=None, node=None, list_only=False, reviews=False):
+        """The requests seen, in order; the permission check's reviews (which store nothing)
+        only with reviews=True."""
         with self.lock:
             out = list(self.requests)
-        return [r for r in out if (method is None or r.method == method)
+        return [r for r in out if (reviews or r.path not in REVIEWS) and (method is None or r.method == method)
                 and (node is None or r.node_name == node) and (not list_only or r.is_list)]
 
     def mutating(self):
@@ -792,10 +813,10 @@ class StandIn:
         except OSError:
             want = None
         got = req.header("Authorization", "")
-        return bool(want) and got == "Bearer " + want
+        return (bool(want) and got == "Bearer " + want) or got[len("Bearer "):] in self.tokens
 
     def _forbidden(self, verb, name=None):
-        who = 'User "system:serviceaccount:kube-system:node-recovery"'
+        who = 'User "%s"' % self.username
         if name:
             msg = 'nodes "%s" is forbidden: %s cannot %s resource "nodes" in API group "" at the cluster scope' % (
                 name, who, verb)
@@ -816,6 +837,10 @@ class StandIn:
     def _handle_locked(self, req):
         if not self._auth(req):
             return Reply(401, status_body(401, "Unauthorized", "Unauthorized"))
+        if req.path.startswith(LEASES):
+            return self._lease(req)
+        if req.path in REVIEWS:
+            return self._review(req)
         if req.path == "/api/v1/nodes":
             if req.method != "GET":
                 return Reply(405, status_body(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
@@ -841,6 +866,39 @@ class StandIn:
         if verb == "delete":
             return self._delete(req, name, n)
         return Reply(405, status_body(405, "MethodNotAllowed", "not supported by the stand-in"))
+
+    def _review(self, req):
+        """SelfSubjectAccessReview and SelfSubjectReview, created (201) as kube-apiserver does:
+        nothing stored, the spec echoed, the status filled in."""
+        if req.method != "POST":
+            return Reply(405, status_body(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+        try:
+            obj = json.loads(req.body)
+        except ValueError:
+            return Reply(400, status_body(400, "BadRequest", "the request body is not JSON"))
+        if req.path == SSR_PATH:
+            if not isinstance(obj, dict) or obj.get("kind") != "SelfSubjectReview":
+                return Reply(400, status_body(400, "BadRequest", "not a SelfSubjectReview"))
+            return Reply(201, {"kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
+                               "metadata": {"creationTimestamp": None},
+                               "status": {"userInfo": {"username": self.username, "uid": "5b2c4e6f",
+                                                      "groups": ["system:serviceaccounts", "system:authenticated"]}}})
+        spec = obj.get("spec") if isinstance(obj, dict) else None
+        ra = spec.get("resourceAttributes") if isinstance(spec, dict) else None
+        if not isinstance(obj, dict) or (obj.get("kind"), obj.get("apiVersion")) != ("SelfSubjectAccessReview", "authorization.k8s.io/v1") \
+                or not isinstance(ra, dict) or not ra.get("verb") or not ra.get("resource"):
+            return Reply(422, status_body(422, "Invalid", "SelfSubjectAccessReview is invalid: spec.resourceAttributes: Invalid value"))
+        verb, resource, group = ra["verb"], ra["resource"], ra.get("group", "")
+        if resource == "nodes" and group == "":
+            allowed = verb in self.verbs and "namespace" not in ra
+        else:
+            allowed = (verb, resource) not in self.review_deny
+        st = {"allowed": allowed}
+        if allowed:
+            st["reason"] = 'RBAC: allowed by ClusterRoleBinding "noderecover" of ClusterRole "noderecover" to User "%s"' % self.username
+        out = {"kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+               "metadata": {"creationTimestamp": None}, "spec": spec, "status": st}
+        return Reply(201, out)
 
     @staticmethod
     def _versioned(n):
@@ -1026,6 +1084,56 @@ class StandIn:
         gone = self._versioned(n)
         return Reply(200, gone)
 
+    def lease(self, ns, name):
+        with self.lock:
+            return copy.deepcopy(self.leases.get((ns, name)))
+
+    def _lease(self, req):
+        parts = req.path[len(LEASES):].split("/")
+        if len(parts) not in (2, 3) or parts[1] != "leases" or (len(parts) == 3 and not parts[2]):
+            return Reply(404, status_body(404, "NotFound", "the server could not find the requested resource", {}))
+        ns, name = parts[0], parts[2] if len(parts) == 3 else None
+        cur = self.leases.get((ns, name)) if name else None
+        if req.method == "GET" and name:
+            if cur is None:
+                return Reply(404, status_body(404, "NotFound", 'leases.coordination.k8s.io "%s" not found' % name,
+                                              {"name": name, "group": "coordination.k8s.io", "kind": "leases"}))
+            return Reply(200, cur)
+        if req.method not in ("POST", "PUT") or (req.method == "POST") != (name is None):
+            return Reply(405, status_body(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+        try:
+            obj = json.loads(req.body.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            return Reply(400, status_body(400, "BadRequest", "error decoding Lease: %s" % e))
+        md, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        for k in ("acquireTime", "renewTime"):
+            if k in spec and not (isinstance(spec[k], str) and MICROTIME.match(spec[k])):
+                return Reply(400, status_body(400, "BadRequest", "Lease in version \"v1\" cannot be handled as a Lease: "
+                                              "parsing time %r: not a MicroTime" % (spec[k],)))
+        if obj.get("kind") != "Lease" or obj.get("apiVersion") != "coordination.k8s.io/v1" or md.get("namespace", ns) != ns:
+            return Reply(400, status_body(400, "BadRequest", "not a coordination.k8s.io/v1 Lease of namespace %s" % ns))
+        if req.method == "POST":
+            name = md.get("name")
+            if (ns, name) in self.leases:
+                return Reply(409, status_body(409, "AlreadyExists", 'leases.coordination.k8s.io "%s" already exists' % name,
+                                              {"name": name, "group": "coordination.k8s.io", "kind": "leases"}))
+            md["uid"] = "lease-uid-%s" % name
+        else:
+            if md.get("name") != name:
+                return Reply(400, status_body(400, "BadRequest", "the name of the object (%s) does not match the name on the URL (%s)" % (md.get("name"), name)))
+            if cur is None:
+                return Reply(404, status_body(404, "NotFound", 'leases.coordination.k8s.io "%s" not found' % name, {}))
+            if md.get("resourceVersion") != cur["metadata"]["resourceVersion"]:
+                return Reply(409, status_body(409, "Conflict", 'Operation cannot be fulfilled on leases.coordination.k8s.io "%s": '
+                                              'the object has been modified; please apply your changes to the latest version and try again' % name,
+                                              {"name": name, "group": "coordination.k8s.io", "kind": "leases"}))
+            md["uid"] = cur["metadata"]["uid"]
+        self.rv += 1
+        md["resourceVersion"] = str(self.rv)
+        md["namespace"] = ns
+        out = {"kind": "Lease", "apiVersion": "coordination.k8s.io/v1", "metadata": md, "spec": spec}
+        self.leases[(ns, name)] = out
+        return Reply(201 if req.method == "POST" else 200, copy.deepcopy(out))
 
 # ---------------------------------------------------------------- standalone use
 

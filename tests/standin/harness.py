@@ -18,7 +18,7 @@ import unittest
 
 import certs
 import fixtures
-from apiserver import StandIn
+from apiserver import SSAR_PATH, Reply, StandIn, status_body
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BINARY = os.path.abspath(os.environ.get("NODERECOVER_BINARY",
@@ -99,6 +99,14 @@ class Case(unittest.TestCase):
         self.srv = s
         self.listed = {n["metadata"]["name"]: s.node(n["metadata"]["name"]) for n in nodes}
         return s
+
+    def reviews_refused(self, status=404):
+        """Answer the permission check's access reviews with status (404: an API server without
+        them; 403: a user who may not ask), so the pass itself meets a missing permission."""
+        reason = {403: "Forbidden", 404: "NotFound"}.get(status, "InternalError")
+        self.srv.on(Reply(status, status_body(status, reason, "the server could not find the requested resource"
+                                              if status == 404 else "selfsubjectaccessreviews.authorization.k8s.io is forbidden")),
+                    times=None, path=SSAR_PATH)
 
     def env(self, extra=None):
         e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.tmp, "LANG": "C",
@@ -185,7 +193,7 @@ class Case(unittest.TestCase):
         if self.srv:
             s += "--- requests ---\n" + "\n".join(
                 "%s %s -> %s %s" % (r.method, r.target, r.status, r.body[:300].decode("utf-8", "replace"))
-                for r in self.srv.reqs())
+                for r in self.srv.reqs(reviews=True))
             ev = self.srv.events[-10:]
             if ev:
                 s += "\n--- server events ---\n" + "\n".join(t for _, t in ev)

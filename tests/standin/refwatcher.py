@@ -345,6 +345,56 @@ def act_patch(cl, name, ops, verb, msg, dry=None):
     return False
 
 
+def no_duplicates(pairs):
+    keys = [k for k, _ in pairs]
+    if len(keys) != len(set(keys)):
+        raise ValueError("a key written twice")
+    return dict(pairs)
+
+
+def check_access(s, cl):
+    """The permission check: False when a permission the settings need is denied (logged);
+    a review that cannot be made or read is logged and the check ends, True."""
+    needs = [("list", "deploy/noderecover.yaml")]
+    if s["dry"] != "client":
+        needs.append(("patch", "deploy/noderecover.yaml"))
+        if s["prune"]:
+            needs.append(("delete", "deploy/noderecover-prune.yaml"))
+    for verb, file in needs:
+        body = json.dumps({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                           "spec": {"resourceAttributes": {"verb": verb, "group": "", "resource": "nodes"}}})
+        try:
+            st, data = cl.call("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body, "application/json")
+            allowed = None
+            if 200 <= st < 300:
+                status = json.loads(data, object_pairs_hook=no_duplicates)["status"]
+                allowed = status["allowed"]
+                if allowed is True and status.get("denied") is True:
+                    allowed = None  # says both: not an answer
+        except (Fail, ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
+            st, allowed = str(e), None
+        if allowed is False:
+            user = "this service account/user"
+            try:
+                st, data = cl.call("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                                   '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}', "application/json")
+                if 200 <= st < 300:
+                    user = json.loads(data)["status"]["userInfo"]["username"].replace("\n", " ")
+                    tok = cl.token() or ""
+                    for i in range(len(tok) - 7):
+                        user = user.replace(tok[i:i + 8], "[redacted]")
+            except (Fail, ValueError, KeyError, TypeError, AttributeError):
+                pass
+            log("Permission check: %s may not %s nodes (cluster-wide), which these settings need: %s grants it; not starting"
+                % (user, verb, file if s["prune"] is None or verb == "delete" else "deploy/noderecover-prune.yaml"))
+            return False
+        if allowed is not True:
+            log("Permission check not made: asking whether we may %s nodes: %s; going on without it"
+                % (verb, "HTTP %d" % st if isinstance(st, int) else st))
+            return True
+    return True
+
+
 def yaml_get(text, key):
     m = re.search(r"^\s*-?\s*%s:\s*(\S+)\s*$" % re.escape(key), text, re.M)
     return m.group(1) if m else None
@@ -447,6 +497,11 @@ def main(argv):
         raise Stop()  # the request in flight is abandoned, as the binary does
     signal.signal(signal.SIGTERM, on_sig)
     signal.signal(signal.SIGINT, on_sig)
+    try:
+        if not check_access(s, cl):
+            return 2
+    except Stop:
+        return 1
     if mode == "once":
         try:
             return 0 if one_pass(s, cl) else 1

@@ -57,7 +57,19 @@ class Manifests(Case):
 
     def test_objects_in_order(self):
         kinds = [re.search(r"^kind: (\S+)$", d, re.M).group(1) for d in self.docs(self.manifests("--taint-after", "300"))]
-        self.assertEqual(kinds, ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Deployment"])
+        self.assertEqual(kinds, ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+                                 "Deployment"])
+
+    def test_lease_role_in_its_namespace_only(self):
+        for args in (("--taint-after", "300"), ("--taint-after", "300", "--prune-after", "301")):
+            out = self.manifests(*args)
+            role = self.doc(out, "Role")
+            self.assertIn("namespace: noderecover", role)
+            self.assertEqual(re.findall(r"apiGroups: \[(.*)\]", role), ['"coordination.k8s.io"'])
+            self.assertEqual(re.findall(r"resources: \[(.*)\]", role), ['"leases"'])
+            self.assertEqual(re.findall(r"verbs: \[(.*)\]", role), ['"get", "create", "update"'])
+            self.assertNotIn("leases", self.doc(out, "ClusterRole"))
+            self.assertIn("kind: Role\n  name: noderecover", self.doc(out, "RoleBinding"))
 
     def test_delete_only_with_pruning(self):
         off = self.doc(self.manifests("--taint-after", "300"), "ClusterRole")
@@ -81,7 +93,8 @@ class Manifests(Case):
         d = self.doc(self.manifests("--taint-after", "300"), "Deployment")
         for want in ("runAsNonRoot: true", "runAsUser: 65532", "runAsGroup: 65532", "type: RuntimeDefault",
                      "allowPrivilegeEscalation: false", "readOnlyRootFilesystem: true", 'drop: ["ALL"]',
-                     "memory: 16Mi", "replicas: 1", "type: Recreate", "fieldPath: spec.nodeName"):
+                     "memory: 16Mi", "replicas: 2", "fieldPath: spec.nodeName", "fieldPath: metadata.name",
+                     "name: NODE_RECOVERY_LEADER_ELECT\n              value: \"true\""):
             self.assertIn(want, d)
         self.assertNotIn("64Mi", d)
 
@@ -96,7 +109,8 @@ class Manifests(Case):
                                "NODE_RECOVERY_PRUNE_LABEL": "example.com/gone", "NODE_RECOVERY_POLL_SECONDS": "7",
                                "NODE_RECOVERY_ANNOTATION": "example.com/oos", "NODE_RECOVERY_MAX_UNKNOWN": "7",
                                "NODE_RECOVERY_STORM_COOLDOWN": "45", "NODE_RECOVERY_EXCLUDE_LABEL": "example.com/keep",
-                               "NODE_RECOVERY_DRY_RUN": "server", "NODE_RECOVERY_LISTEN": ":8080"})
+                               "NODE_RECOVERY_DRY_RUN": "server", "NODE_RECOVERY_LEADER_ELECT": "true",
+                               "NODE_RECOVERY_LEASE_NAME": "noderecover", "NODE_RECOVERY_LISTEN": ":8080"})
         self.assertIn('args: ["run", "--page-size", "50"]', out)
         self.assertIn("taint after 120s, pruning on", out)
 

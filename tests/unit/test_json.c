@@ -1016,6 +1016,129 @@ static void t_status(void)
 	check(reason[0] == '\0' && msg[0] == '\0');
 }
 
+/* What a SelfSubjectAccessReview's answer says, and every way it can fail to say it. */
+static void t_access_review(void)
+{
+	static const char yes[] = "{\"kind\":\"SelfSubjectAccessReview\",\"apiVersion\":\"authorization.k8s.io/v1\","
+	    "\"metadata\":{\"creationTimestamp\":null},\"spec\":{\"resourceAttributes\":{\"verb\":\"patch\",\"resource\":\"nodes\"}},"
+	    "\"status\":{\"allowed\":true,\"reason\":\"RBAC: allowed by ClusterRoleBinding \\\"noderecover\\\"\"}}";
+	static const char no[] = "{\"kind\":\"SelfSubjectAccessReview\",\"status\":{\"allowed\":false}}";
+	static const char denied[] = "{\"status\":{\"allowed\":false,\"denied\":true,\"reason\":\"no\\nway\"}}";
+	static const char nulled[] = "{\"status\":{\"reason\":null,\"allowed\":false,\"denied\":null}}";
+	char reason[64];
+	int allowed = -7;
+
+	check(json_access_review(yes, sizeof yes - 1, &allowed, reason, sizeof reason, why, sizeof why) == 0);
+	check(allowed == 1 && strcmp(reason, "RBAC: allowed by ClusterRoleBinding \"noderecover\"") == 0);
+	check(json_access_review(no, sizeof no - 1, &allowed, reason, sizeof reason, why, sizeof why) == 0);
+	check(allowed == 0 && reason[0] == '\0');
+	check(json_access_review(denied, sizeof denied - 1, &allowed, reason, sizeof reason, why, sizeof why) == 0);
+	check(allowed == 0 && strcmp(reason, "no way") == 0);
+	check(json_access_review(nulled, sizeof nulled - 1, &allowed, reason, sizeof reason, why, sizeof why) == 0);
+	check(allowed == 0);
+
+	/* answers that cannot be trusted: -1, allowed 0, one line saying why, never a crash */
+	static const struct {
+		const char *body, *why;
+	} bad[] = {
+		{ "", "not JSON" },
+		{ "Forbidden\n", "not JSON" },
+		{ "<html>allowed: true</html>", "not JSON" },
+		{ "[{\"status\":{\"allowed\":true}}]", "an array, not an object" },
+		{ "\"allowed\"", "a string, not an object" },
+		{ "{\"status\":{\"allowed\":true}", "not JSON" },                     /* cut short */
+		{ "{\"status\":{\"allowed\":true}} {}", "not JSON" },                 /* two values */
+		{ "{\"status\":{\"allowed\":true,}}", "not JSON" },
+		{ "{\"status\":{\"allowed\":tru}}", "not JSON" },
+		{ "{}", "no status.allowed" },
+		{ "{\"status\":null}", "no status.allowed" },
+		{ "{\"status\":{}}", "no status.allowed" },
+		{ "{\"status\":{\"allowed\":null}}", "no status.allowed" },
+		{ "{\"status\":{\"Allowed\":true}}", "no status.allowed" },
+		{ "{\"spec\":{\"allowed\":true}}", "no status.allowed" },
+		{ "{\"status\":[true]}", "status is an array, not an object" },
+		{ "{\"status\":true}", "status is a boolean, not an object" },
+		{ "{\"status\":{\"allowed\":\"true\"}}", "status.allowed is a string, not a boolean" },
+		{ "{\"status\":{\"allowed\":1}}", "status.allowed is a number, not a boolean" },
+		{ "{\"status\":{\"allowed\":{}}}", "status.allowed is an object, not a boolean" },
+		{ "{\"status\":{\"allowed\":false,\"denied\":\"yes\"}}", "status.denied is a string" },
+		{ "{\"status\":{\"allowed\":true,\"denied\":true}}", "both allowed and denied" },
+		{ "{\"status\":{\"allowed\":false,\"allowed\":true}}", "status.allowed appears twice" },
+		{ "{\"status\":{\"allowed\":true},\"status\":{\"allowed\":false}}", "status appears twice" },
+		{ "{\"status\":{\"allowed\":true,\"\\u0061llowed\":false}}", "status.allowed appears twice" },
+		{ "{\"status\":{\"allowed\":true,\"x\":\"\xff\"}}", "not JSON" },     /* not UTF-8 */
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		allowed = -7;
+		strcpy(reason, "x");
+		why[0] = '\0';
+		int rc = json_access_review(bad[i].body, strlen(bad[i].body), &allowed, reason, sizeof reason, why, sizeof why);
+		if (!check(rc == -1 && allowed == 0 && strstr(why, bad[i].why) && !strchr(why, '\n')))
+			fprintf(stderr, "  case %zu: rc %d allowed %d why '%s'\n", i, rc, allowed, why);
+	}
+	/* a NUL inside is not JSON; deep nesting is refused by the scanner, not the stack */
+	static const char nul[] = "{\"status\":{\"allowed\":true}}\0";
+	check(json_access_review(nul, sizeof nul - 1, &allowed, reason, sizeof reason, why, sizeof why) == -1 && !allowed);
+	char deep[400];
+	size_t n = 0;
+	n += (size_t)sprintf(deep, "{\"status\":{\"allowed\":true,\"x\":");
+	for (int i = 0; i < 100; i++)
+		deep[n++] = '[';
+	for (int i = 0; i < 100; i++)
+		deep[n++] = ']';
+	deep[n++] = '}';
+	deep[n++] = '}';
+	check(json_access_review(deep, n, &allowed, reason, sizeof reason, why, sizeof why) == -1 && !allowed);
+	check(strstr(why, "not JSON") != NULL);
+	/* a reason is cut to its buffer; the verdict is read all the same */
+	check(json_access_review(yes, sizeof yes - 1, &allowed, reason, 5, why, sizeof why) == 0);
+	check(allowed == 1 && strcmp(reason, "RBAC") == 0);
+}
+
+/* Who the API server says we are. */
+static void t_self_user(void)
+{
+	static const char sa[] = "{\"kind\":\"SelfSubjectReview\",\"apiVersion\":\"authentication.k8s.io/v1\","
+	    "\"metadata\":{\"creationTimestamp\":null},\"status\":{\"userInfo\":{\"username\":"
+	    "\"system:serviceaccount:noderecover:noderecover\",\"uid\":\"5b2c\",\"groups\":[\"system:serviceaccounts\","
+	    "\"system:authenticated\"],\"extra\":{\"authentication.kubernetes.io/pod-name\":[\"p\"]}}}}";
+	static const char ctl[] = "{\"status\":{\"userInfo\":{\"username\":\"eve\\n2026-01-01T00:00:00Z Tainted x\"}}}";
+	char user[64];
+
+	check(json_self_user(sa, sizeof sa - 1, user, sizeof user, why, sizeof why) == 0);
+	check(strcmp(user, "system:serviceaccount:noderecover:noderecover") == 0);
+	/* a name that would forge a second log line stays on one */
+	check(json_self_user(ctl, sizeof ctl - 1, user, sizeof user, why, sizeof why) == 0);
+	check(strcmp(user, "eve 2026-01-01T00:00:00Z Tainted x") == 0);
+	/* cut to fit, at a character boundary */
+	static const char cafe[] = "{\"status\":{\"userInfo\":{\"username\":\"caf\xc3\xa9\"}}}";
+	check(json_self_user(cafe, sizeof cafe - 1, user, 5, why, sizeof why) == 0 && strcmp(user, "caf") == 0);
+
+	static const struct {
+		const char *body, *why;
+	} bad[] = {
+		{ "", "not JSON" },
+		{ "system:admin", "not JSON" },
+		{ "{\"status\":{\"userInfo\":{\"username\":\"a\"}}", "not JSON" },
+		{ "{}", "no status.userInfo.username" },
+		{ "{\"status\":{\"userInfo\":{}}}", "no status.userInfo.username" },
+		{ "{\"status\":{\"userInfo\":null}}", "no status.userInfo.username" },
+		{ "{\"status\":{\"userInfo\":{\"username\":null}}}", "no status.userInfo.username" },
+		{ "{\"status\":{\"userInfo\":[\"a\"]}}", "status.userInfo is an array, not an object" },
+		{ "{\"status\":\"x\"}", "status is a string, not an object" },
+		{ "{\"status\":{\"userInfo\":{\"username\":42}}}", "status.userInfo.username is a number, not a string" },
+		{ "{\"status\":{\"userInfo\":{\"username\":\"\"}}}", "empty" },
+		{ "{\"status\":{\"userInfo\":{\"username\":\"a\",\"username\":\"b\"}}}", "username appears twice" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		strcpy(user, "x");
+		why[0] = '\0';
+		int rc = json_self_user(bad[i].body, strlen(bad[i].body), user, sizeof user, why, sizeof why);
+		if (!check(rc == -1 && user[0] == '\0' && strstr(why, bad[i].why)))
+			fprintf(stderr, "  case %zu: rc %d user '%s' why '%s'\n", i, rc, user, why);
+	}
+}
+
 static int written(const char *s, int pointer, char *out, size_t cap)
 {
 	struct json_buf b;
@@ -1240,7 +1363,63 @@ static void t_check(void)
 	check(json_check("[1,", 3, &at, w, sizeof w) == -1 && at == 3 && strcmp(w, "the text ended early") == 0);
 }
 
+
+/* A Lease as the API server answers it, and every way it may not be read. */
+static void t_lease(void)
+{
+	static const char ok[] = "{\"kind\":\"Lease\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{\"name\":\"noderecover\","
+	    "\"namespace\":\"kube-system\",\"uid\":\"u\",\"resourceVersion\":\"4711\",\"managedFields\":[{\"manager\":\"x\"}]},"
+	    "\"spec\":{\"holderIdentity\":\"pod-a-0a1b2c3d\",\"leaseDurationSeconds\":15,\"acquireTime\":\"2026-12-01T16:27:36.123456Z\","
+	    "\"renewTime\":\"2026-12-01T16:28:00.000001Z\",\"leaseTransitions\":3}}";
+	struct json_lease l;
+
+	check(json_lease(ok, sizeof ok - 1, &l, why, sizeof why) == 0);
+	check(strcmp(l.rv, "4711") == 0 && strcmp(l.holder, "pod-a-0a1b2c3d") == 0);
+	check(l.duration == 15 && l.transitions == 3);
+	check(strcmp(l.acquire, "2026-12-01T16:27:36.123456Z") == 0 && strcmp(l.renew, "2026-12-01T16:28:00.000001Z") == 0);
+	/* a released or fresh Lease: absent and null members are empty, not errors */
+	static const char bare[] = " {\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"holderIdentity\":null}} ";
+	check(json_lease(bare, sizeof bare - 1, &l, why, sizeof why) == 0);
+	check(strcmp(l.rv, "1") == 0 && l.holder[0] == '\0' && l.duration == 0 && l.renew[0] == '\0');
+	static const char nospec[] = "{\"metadata\":{\"resourceVersion\":\"\\u0032\"}}";
+	check(json_lease(nospec, sizeof nospec - 1, &l, why, sizeof why) == 0 && strcmp(l.rv, "2") == 0);
+	/* must-fail: none of these may be read as a Lease (never taken over on a guess) */
+	static const char *const bad[] = {
+		"{\"spec\":{\"holderIdentity\":\"a\"}}",                                         /* no metadata */
+		"{\"metadata\":{},\"spec\":{}}",                                                  /* no resourceVersion */
+		"{\"metadata\":{\"resourceVersion\":\"\"}}",                                      /* empty */
+		"{\"metadata\":{\"resourceVersion\":5}}",                                         /* a number */
+		"{\"metadata\":[],\"spec\":{}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":[]}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"holderIdentity\":7}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"holderIdentity\":\"a\\u0000b\"}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"holderIdentity\":\"a\",\"holderIdentity\":\"b\"}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\",\"resourceVersion\":\"2\"}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"metadata\":{\"resourceVersion\":\"2\"}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseDurationSeconds\":-1}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseDurationSeconds\":1.5}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseDurationSeconds\":2147483648}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseDurationSeconds\":\"15\"}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseTransitions\":1e3}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"renewTime\":true}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"renewTime\":\"2026-12-01T16:28:00.000001Z-------------------\"}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"}",                                      /* cut short */
+		"[{\"metadata\":{\"resourceVersion\":\"1\"}}]",
+		"",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		why[0] = '\0';
+		if (!check(json_lease(bad[i], strlen(bad[i]), &l, why, sizeof why) == -1 && why[0]))
+			fprintf(stderr, "  read: %s\n", bad[i]);
+	}
+	check(json_lease(bad[8], strlen(bad[8]), &l, why, sizeof why) == -1 && strstr(why, "spec.holderIdentity appears twice"));
+	check(json_lease(bad[11], strlen(bad[11]), &l, why, sizeof why) == -1 && strstr(why, "spec.leaseDurationSeconds"));
+	static const char big[] = "{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseDurationSeconds\":2147483647}}";
+	check(json_lease(big, sizeof big - 1, &l, why, sizeof why) == 0 && l.duration == 2147483647L);
+}
+
 static const struct test tests[] = {
+	{ "lease", t_lease },
 	{ "server", t_server },
 	{ "agent_unknown", t_agent_unknown },
 	{ "ours", t_ours },
@@ -1275,6 +1454,8 @@ static const struct test tests[] = {
 	{ "key_compare", t_key_compare },
 	{ "check", t_check },
 	{ "status", t_status },
+	{ "access_review", t_access_review },
+	{ "self_user", t_self_user },
 	{ "buf_escape", t_buf_escape },
 	{ "buf_pointer", t_buf_pointer },
 	{ "buf_overflow", t_buf_overflow },

@@ -351,7 +351,50 @@ static void t_k3s_target(void)
 	kube_target_free(&t);
 }
 
+
+/* Leader election: off by default; a namespace from the flag, the variable or the pod's file. */
+static void t_leader_elect(void)
+{
+	struct settings s;
+	FILE *f;
+
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60"), NULL) == 0);
+	check(!s.leader_elect && strcmp(s.lease_name, "noderecover") == 0);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--leader-elect", "--lease-namespace", "kube-system")) == 0);
+	check(s.leader_elect && strcmp(s.lease_namespace, "kube-system") == 0 && strcmp(s.lease_name, "noderecover") == 0);
+	check(parse(&s, ARGS("NODE_RECOVERY_LEADER_ELECT", "true", "NODE_RECOVERY_LEASE_NAME", "nr.lock",
+	    "NODE_RECOVERY_LEASE_NAMESPACE", "ops"), ARGS("--taint-after", "60")) == 0);
+	check(s.leader_elect && strcmp(s.lease_name, "nr.lock") == 0 && strcmp(s.lease_namespace, "ops") == 0);
+	check(parse(&s, ARGS("NODE_RECOVERY_LEADER_ELECT", "true"), ARGS("--taint-after", "60", "--leader-elect=false")) == 0 &&
+	    !s.leader_elect);
+	/* must-fail: outside a pod without a namespace, run and once refuse to start */
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--leader-elect")) == -1 && strstr(err, "--lease-namespace"));
+	check(parse(&s, NULL, ARGS("once", "--taint-after", "60", "--leader-elect")) == -1);
+	check(parse(&s, NULL, ARGS("manifests", "--taint-after", "60", "--leader-elect")) == 0);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--leader-elect=maybe", "--lease-namespace", "x")) == -1 &&
+	    strstr(err, "--leader-elect"));
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--lease-namespace", "Bad_NS")) == -1 && strstr(err, "--lease-namespace"));
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--lease-namespace", "a.b")) == -1);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--lease-name", "-x")) == -1 && strstr(err, "--lease-name"));
+	/* in a pod: the service account's namespace file */
+	f = fopen("sa/namespace", "w");
+	if (!check(f != NULL))
+		return;
+	fputs("noderecover-ns", f);
+	fclose(f);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--leader-elect")) == 0 &&
+	    strcmp(s.lease_namespace, "noderecover-ns") == 0);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--leader-elect", "--lease-namespace", "other")) == 0 &&
+	    strcmp(s.lease_namespace, "other") == 0);
+	f = fopen("sa/namespace", "w");
+	fputs("../etc\n", f);
+	fclose(f);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--leader-elect")) == -1);
+	remove("sa/namespace");
+}
+
 static const struct test tests[] = {
+	{ "leader_elect", t_leader_elect },
 	{ "defaults", t_defaults },
 	{ "flag_beats_env", t_flag_beats_env },
 	{ "storm_guard", t_storm_guard },

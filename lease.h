@@ -1,0 +1,127 @@
+/*
+ * Leader election with a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it:
+ * GET the Lease (404: create it), then take it over or renew it with a PUT carrying the
+ * resourceVersion read, so that of two replicas writing at once one gets 409 and loses.
+ * Another holder's timestamps are never compared with our clock: a Lease is free once its
+ * record has not changed for its duration as measured by our monotonic clock.
+ */
+#ifndef LEASE_H
+#define LEASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "json.h"
+#include "kube.h"
+
+/* client-go's defaults (RecommendedDefaultLeaderElectionConfiguration), in seconds. */
+#define LEASE_DURATION 15       /* how long a record must stay unchanged before it is taken over */
+#define LEASE_RENEW_DEADLINE 10 /* how long the leader may go without a renewal and still act */
+#define LEASE_RETRY 2           /* how often a replica tries to acquire or renew */
+
+#define LEASE_TIME_LEN 27       /* a MicroTime: "2026-12-01T16:27:36.123456Z" */
+#define LEASE_NAMESPACE_MAX 63  /* a DNS label */
+#define LEASE_NAME_MAX 253      /* a DNS subdomain */
+
+/* The spec a replica writes. */
+struct lease_spec {
+	const char *holder;         /* our identity, or "" to release */
+	long duration;              /* leaseDurationSeconds */
+	const char *acquire, *renew; /* MicroTimes */
+	long transitions;
+};
+
+/* The record as last read, and when it last changed by our monotonic clock (client-go's observedTime). */
+struct lease_seen {
+	int have;                   /* a record was read */
+	struct json_lease rec;
+	int64_t since_ms;           /* monotonic milliseconds when rec last changed */
+};
+
+enum lease_step {
+	LEASE_FOLLOW,  /* another replica holds it and its record changed less than its duration ago */
+	LEASE_RENEW,   /* we hold it: write it again, keeping acquireTime and leaseTransitions */
+	LEASE_TAKE     /* nobody holds it, or its holder stopped renewing: take it, leaseTransitions + 1 */
+};
+
+/*
+ * Notes a record just read at mono_ms: when it differs from the one seen before (resourceVersion,
+ * holder or renewTime), it is remembered with mono_ms as the moment it changed.
+ */
+void lease_observe(struct lease_seen *o, const struct json_lease *r, int64_t mono_ms);
+
+/*
+ * The pure decision on the record seen, for identity id at mono_ms; now: the MicroTime to write.
+ * For LEASE_RENEW and LEASE_TAKE, *out is the spec to PUT (its strings point into o, id and
+ * now). A record held by another is taken over only when it has not changed for the longer of
+ * its leaseDurationSeconds and LEASE_DURATION, by our clock: its renewTime is never read.
+ */
+enum lease_step lease_decide(const struct lease_seen *o, const char *id, int64_t mono_ms, const char *now,
+    struct lease_spec *out);
+
+/*
+ * The body of a Lease write into out[0..cap): rv NULL for a create (POST), else the
+ * resourceVersion the PUT is conditional on. Returns its length, or -1 when it did not fit.
+ */
+int lease_body(char *out, size_t cap, const char *ns, const char *name, const char *rv, const struct lease_spec *s);
+
+/* Writes a time (Unix seconds and microseconds) as a MicroTime into out[LEASE_TIME_LEN + 1]. */
+void lease_microtime(char *out, int64_t sec, long usec);
+
+/*
+ * Our identity: base (the pod's name) and "-" and 8 random hex digits from getrandom, so two
+ * replicas started with the same name, or one restarted, are never taken for each other.
+ * Returns 0, or -1 when base is empty or too long, or no random bytes could be had.
+ */
+int lease_identity(char *out, size_t cap, const char *base);
+
+/* One replica's election. Its fields are lease.c's alone. */
+struct lease {
+	struct kube *k;
+	char ns[LEASE_NAMESPACE_MAX + 1], name[LEASE_NAME_MAX + 1];
+	char id[JSON_LEASE_ID_MAX + 1];
+	char path[LEASE_NAMESPACE_MAX + LEASE_NAME_MAX + 64];
+	struct lease_seen seen;
+	int leader;                 /* our last write succeeded and nothing since said otherwise */
+	int64_t renewed_ms;         /* monotonic ms when the last successful write was sent */
+	char err[600];
+};
+
+/* Prepares an election on Lease ns/name for identity id over k (which must outlive l). 0 or -1 (err). */
+int lease_init(struct lease *l, struct kube *k, const char *ns, const char *name, const char *id);
+
+enum lease_result {
+	LEASE_FAILED = -1,  /* a request failed or the Lease could not be read: lease_error() says why */
+	LEASE_FOLLOWING,    /* another replica holds it */
+	LEASE_LEADING,      /* we hold it, renewed just now */
+	LEASE_LOST          /* a write of ours was refused with 409: another replica wrote first */
+};
+
+/*
+ * One round of tryAcquireOrRenew, started at mono_ms (monotonic milliseconds) and wall (Unix
+ * seconds and microseconds, for the MicroTimes written). The leader first PUTs on the record it
+ * last wrote (client-go's fast path); otherwise, or when that fails, GET (404: POST), decide, PUT.
+ * A renewal counts from mono_ms, the moment before its request was sent, never later.
+ */
+enum lease_result lease_try(struct lease *l, int64_t mono_ms, int64_t wall_sec, long wall_usec);
+
+/*
+ * Whether we may write now: we are the leader and our last renewal was sent less than
+ * LEASE_RENEW_DEADLINE ago by our monotonic clock. Checked before every patch and delete.
+ */
+int lease_held(const struct lease *l, int64_t mono_ms);
+
+/* The holder of the record last read ("" for none, or nothing read yet). */
+const char *lease_holder(const struct lease *l);
+
+/*
+ * Gives the Lease up, as client-go's ReleaseOnCancel: when we hold it, a PUT with holderIdentity
+ * "", leaseDurationSeconds 1, acquireTime = renewTime = wall, leaseTransitions kept. When the
+ * record last seen is not ours (our last write's answer may have been cut short), or the PUT
+ * gets 409, it reads the Lease first and releases it only if it is ours. 1 released, 0 not
+ * ours, -1 failed (lease_error).
+ */
+int lease_release(struct lease *l, int64_t wall_sec, long wall_usec);
+
+const char *lease_error(const struct lease *l);
+
+#endif
