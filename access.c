@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "access.h"
+#include "events.h"
 #include "json.h"
 #include "text.h"
 
@@ -40,12 +41,24 @@ static int electing(const struct settings *s)
 	return s->leader_elect;
 }
 
+/* Events are written only outside a dry run. */
+static int eventing(const struct settings *s)
+{
+	return s->events && s->dry_run == DRY_RUN_NONE;
+}
+
 /* Where a namespaced row asks; NULL: cluster-wide. */
 typedef const char *(*namespace_fn)(const struct settings *s);
 
 static const char *lease_namespace(const struct settings *s)
 {
 	return s->lease_namespace;
+}
+
+static const char *events_namespace(const struct settings *s)
+{
+	(void)s;
+	return EVENTS_NAMESPACE;
 }
 
 /* One permission the settings may need: adding one is adding a row. */
@@ -63,6 +76,7 @@ static const struct need needs[] = {
 	{ electing, "get", "coordination.k8s.io", "leases", lease_namespace, NULL },
 	{ electing, "create", "coordination.k8s.io", "leases", lease_namespace, NULL },
 	{ electing, "update", "coordination.k8s.io", "leases", lease_namespace, NULL },
+	{ eventing, "create", "events.k8s.io", "events", events_namespace, NULL },
 };
 
 /* The body of a SelfSubjectAccessReview for one row. Returns its length, or -1. */

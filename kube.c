@@ -299,8 +299,9 @@ static enum kube_result refused(struct kube *k, const char *what, const struct h
 	return changed ? KUBE_CHANGED : KUBE_FAILED;
 }
 
-int kube_call(struct kube *k, const char *what, const char *method, const char *path,
-    const char *body, size_t len, char *out, size_t cap)
+/* kube_call and kube_call_within: b bounds the request, its retries and its body (NULL: the defaults). */
+static int call(struct kube *k, const struct http_bounds *b, const char *what, const char *method,
+    const char *path, const char *body, size_t len, char *out, size_t cap)
 {
 	char full[TARGET_PATH_MAX];
 	struct http_response r;
@@ -309,7 +310,7 @@ int kube_call(struct kube *k, const char *what, const char *method, const char *
 
 	if ((size_t)snprintf(full, sizeof full, "%s%s", k->prefix, path) >= sizeof full)
 		return fail(k, "%s: path too long", what);
-	if (request(k, method, full, body ? "application/json" : NULL, body, len, NULL, &r) < 0)
+	if (request(k, method, full, body ? "application/json" : NULL, body, len, b, &r) < 0)
 		return failed(k, what);
 	if (r.status < 200 || r.status > 299) {
 		refused(k, what, &r);
@@ -329,6 +330,20 @@ int kube_call(struct kube *k, const char *what, const char *method, const char *
 		return fail(k, "%s: the answer is over %zu bytes", what, cap - 1);
 	}
 	return r.status;
+}
+
+int kube_call(struct kube *k, const char *what, const char *method, const char *path,
+    const char *body, size_t len, char *out, size_t cap)
+{
+	return call(k, NULL, what, method, path, body, len, out, cap);
+}
+
+int kube_call_within(struct kube *k, long ms, const char *what, const char *method, const char *path,
+    const char *body, size_t len, char *out, size_t cap)
+{
+	struct http_bounds b = { ms, http_later(&k->http, ms) };
+
+	return call(k, &b, what, method, path, body, len, out, cap);
 }
 
 /* Appends s to dst percent-encoded, as a query value. */

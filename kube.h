@@ -130,6 +130,13 @@ void kube_observe(struct kube *k, kube_observe_fn fn, void *ctx);
 int kube_call(struct kube *k, const char *what, const char *method, const char *path,
     const char *body, size_t len, char *out, size_t cap);
 
+/*
+ * kube_call, all of it (connecting, retries and their waits included) within ms milliseconds:
+ * for a request that must not hold up the pass it is part of (an Event).
+ */
+int kube_call_within(struct kube *k, long ms, const char *what, const char *method, const char *path,
+    const char *body, size_t len, char *out, size_t cap);
+
 const char *kube_error(const struct kube *k);
 
 /*

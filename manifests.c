@@ -37,9 +37,21 @@ enum kind {
 	TEXT,      /* char array field */
 	LIMIT,     /* the storm guard's limit, N or P% (max_unknown, max_unknown_percent) */
 	DRY_RUN,   /* enum settings_dry_run, as the variable spells it */
+	BOOL,      /* int field, as true or false */
 	FIELD,     /* the pod's own field (downward API), named in .field */
 	FIXED      /* always the text in .field, whatever the settings */
 };
+
+/* Events are a write: none in a dry run, so no grant for them either. */
+static int eventing(const struct settings *s)
+{
+	return s->events && s->dry_run == DRY_RUN_NONE;
+}
+
+static int events_off(const struct settings *s)
+{
+	return !s->events;
+}
 
 /* One setting passed to the pod: a variable (env) or, if it has none, a flag (args). */
 struct pass_on {
@@ -60,6 +72,7 @@ static const struct pass_on pass_ons[] = {
 	{ "NODE_RECOVERY_STORM_COOLDOWN", NULL, always, SECONDS, offsetof(struct settings, storm_cooldown), NULL },
 	{ "NODE_RECOVERY_EXCLUDE_LABEL", NULL, always, TEXT, offsetof(struct settings, exclude_label), NULL },
 	{ "NODE_RECOVERY_DRY_RUN", NULL, dry_running, DRY_RUN, 0, NULL },
+	{ "NODE_RECOVERY_EVENTS", NULL, events_off, BOOL, offsetof(struct settings, events), NULL },
 	/* never the node `manifests` ran on: the one the pod is scheduled to */
 	{ "NODE_RECOVERY_SELF_NODE", NULL, always, FIELD, 0, "spec.nodeName" },
 	/* the port the probes and a scrape reach, whatever --listen `manifests` was given */
@@ -81,6 +94,8 @@ static const struct grant grants[] = {
 	{ always, NULL, "", "nodes", "\"get\", \"list\", \"patch\"", "read nodes, taint and annotate them" },
 	{ pruning, NULL, "", "nodes", "\"delete\"", "pruning is on: RBAC cannot narrow this to labelled nodes, so the pod runs on control-plane nodes" },
 	{ always, NAME, "coordination.k8s.io", "leases", "\"get\", \"create\", \"update\"", "leader election: only the holder of the Lease acts" },
+	/* an Event about a cluster-scoped Node lives in default (or kube-system): a Role there, not a ClusterRole */
+	{ eventing, "default", "events.k8s.io", "events", "\"create\"", "Events on the Node (kubectl describe node), in default only" },
 };
 
 #define N(a) (sizeof (a) / sizeof (a)[0])
@@ -122,6 +137,8 @@ static const char *value(const struct pass_on *p, const struct settings *s, char
 		return buf;
 	case DRY_RUN:
 		return s->dry_run == DRY_RUN_SERVER ? "server" : "true";
+	case BOOL:
+		return *(const int *)(const void *)base ? "true" : "false";
 	case FIXED:
 		return p->field;
 	case FIELD:

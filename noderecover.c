@@ -82,6 +82,7 @@ static const char usage[] =
     "                           a node labelled KEY=true is never tainted or deleted\n"
     "  --storm-cooldown SECONDS NODE_RECOVERY_STORM_COOLDOWN (the taint threshold): the guard\n"
     "                           keeps holding this long after the count is back within the limit\n"
+    "  --events=false           NODE_RECOVERY_EVENTS (true): no Events on the Node (none in a dry run)\n"
     "  --output table|json      NODE_RECOVERY_OUTPUT (table): how plan prints\n"
     "  --leader-elect           NODE_RECOVERY_LEADER_ELECT (false): only the holder of a Lease\n"
     "                           lists and acts (lease 15s, renew deadline 10s, retry 2s)\n"
@@ -288,6 +289,8 @@ int main(int argc, char **argv)
 	static struct kube_target t;
 	static struct kube kc;
 	static struct pass_loop loop;
+	static struct events events;
+	char host[EVENTS_INSTANCE_MAX + 1] = "";
 	static struct election el;
 	struct pass_result res;
 	char err[1024];
@@ -349,6 +352,11 @@ int main(int argc, char **argv)
 		loop.may_write = may_write;
 		loop.may_write_ctx = &el;
 	}
+	/* in a pod the host name is the pod's name: the reportingInstance client-go would use */
+	if (gethostname(host, sizeof host - 1) < 0)
+		host[0] = '\0';
+	events_init(&events, &kc, &stop, host, s.self_node, s.events && s.dry_run == DRY_RUN_NONE);
+	loop.events = &events;
 	if (s.mode == MODE_ONCE) {
 		failed = 0;
 		if (s.leader_elect)

@@ -11,6 +11,7 @@
 #include "metrics.h"
 #include "pass.h"
 #include "say.h"
+#include "text.h"
 
 struct kept {
 	struct node_facts f;
@@ -119,6 +120,16 @@ enum pass_event {
 	PASS_ACTION_FAILED
 };
 
+/* The Event each line is posted as, after it is said; EVENTS_REASONS: none. */
+static const enum events_reason event_of[] = {
+	[PASS_TAINTED] = EVENTS_TAINTED, [PASS_CLEARED] = EVENTS_CLEARED, [PASS_DELETED] = EVENTS_DELETED,
+	[PASS_WOULD] = EVENTS_REASONS,   /* a dry run writes nothing, Events included */
+	[PASS_REFUSED] = EVENTS_DELETE_REFUSED, [PASS_EXCLUDED] = EVENTS_EXCLUDED,
+	[PASS_STORM_ENGAGED] = EVENTS_STORM_ENGAGED, [PASS_STORM_COOLING] = EVENTS_REASONS,
+	[PASS_STORM_LIFTED] = EVENTS_STORM_LIFTED,
+	[PASS_ACTION_FAILED] = EVENTS_REASONS, /* retried next pass; the log says why */
+};
+
 /* Counts what became of a decided action, under its kind. */
 static void count(enum policy_action a, enum metrics_result r)
 {
@@ -133,13 +144,17 @@ static void report(struct pass_loop *l, enum pass_event e, const struct node_fac
 	char line[SAY_LINE_MAX];
 	va_list ap;
 
-	(void)l;
-	(void)e;
-	(void)f;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	say("%s", line);
+	/* an Event is a write: with leader election, only while the Lease is still ours */
+	if (l->events && event_of[e] != EVENTS_REASONS && (!l->may_write || l->may_write(l->may_write_ctx))) {
+		if (f)
+			events_node(l->events, f, event_of[e], line);
+		else
+			events_cluster(l->events, event_of[e], line);
+	}
 }
 
 /* Says why a delete was refused. */
@@ -337,19 +352,10 @@ static int act(struct pass_loop *l, const struct pass *p, struct kept *k, int ho
 	return r < 0 ? -1 : r == 2 ? 2 : 0;
 }
 
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 14695981039346656037ULL;   /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 /* An opted-out node that would be tainted or deleted: said once while it stays so. */
 static void say_excluded(struct pass_loop *l, const struct kept *k)
 {
-	uint64_t h = name_hash(k->f.name);
+	uint64_t h = text_hash(k->f.name);
 	int told = 0;
 
 	for (int i = 0; i < l->ntold && !told; i++)

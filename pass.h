@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include "events.h"
 #include "kube.h"
 #include "policy.h"
 #include "settings.h"
@@ -24,6 +25,7 @@ struct pass_loop {
 	struct kube *kc;
 	const struct settings *s;
 	volatile sig_atomic_t *stop;      /* set by a signal: finish no more actions */
+	struct events *events;            /* where the Events of report()'s lines go; NULL: none */
 	/* Asked right before every patch and delete (NULL: always yes): nonzero when this
 	 * replica may write now (with leader election: it still holds the Lease, renewed within
 	 * the renew deadline by its own clock). A no ends the pass's actions. */

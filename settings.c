@@ -31,7 +31,7 @@ struct opt {
 enum {
 	O_TAINT, O_PRUNE, O_LABEL, O_ANNOTATION, O_SELF, O_POLL, O_KUBECONFIG, O_SERVER, O_CA,
 	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_EXCLUDE, O_DRY_RUN, O_OUTPUT, O_LEADER,
-	O_LEASE_NAME, O_LEASE_NS, O_LISTEN, O_COUNT
+	O_LEASE_NAME, O_LEASE_NS, O_EVENTS, O_LISTEN, O_COUNT
 };
 
 static const struct opt opts[O_COUNT] = {
@@ -51,6 +51,7 @@ static const struct opt opts[O_COUNT] = {
 	[O_COOLDOWN] = { "--storm-cooldown", "NODE_RECOVERY_STORM_COOLDOWN" },
 	[O_EXCLUDE] = { "--exclude-label", "NODE_RECOVERY_EXCLUDE_LABEL" },
 	[O_DRY_RUN] = { "--dry-run", "NODE_RECOVERY_DRY_RUN" },
+	[O_EVENTS] = { "--events", "NODE_RECOVERY_EVENTS" },
 	[O_OUTPUT] = { "--output", "NODE_RECOVERY_OUTPUT" },
 	[O_LEADER] = { "--leader-elect", "NODE_RECOVERY_LEADER_ELECT" },
 	[O_LEASE_NAME] = { "--lease-name", "NODE_RECOVERY_LEASE_NAME" },
@@ -319,6 +320,12 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 	if (val[O_DRY_RUN] && dry_run(val[O_DRY_RUN], &s->dry_run) < 0)
 		return text_fail(err, errlen, "%s '%.32s' is not one of client, server or none (true or false for the variable)",
 		    from[O_DRY_RUN], val[O_DRY_RUN]);
+	s->events = 1;   /* empty: the default, as for the other variables */
+	if (val[O_EVENTS] && *val[O_EVENTS] && strcmp(val[O_EVENTS], "true") != 0) {
+		if (strcmp(val[O_EVENTS], "false") != 0)
+			return text_fail(err, errlen, "%s '%.32s' is neither true nor false", from[O_EVENTS], val[O_EVENTS]);
+		s->events = 0;
+	}
 	if (val[O_OUTPUT] && strcmp(val[O_OUTPUT], "json") == 0)
 		s->output = OUTPUT_JSON;
 	else if (val[O_OUTPUT] && strcmp(val[O_OUTPUT], "table") != 0 && *val[O_OUTPUT])

@@ -36,6 +36,7 @@ struct settings {
 	int max_unknown_percent;      /* 1..100 when max_unknown is 0; 100: the guard is off */
 	int64_t storm_cooldown;       /* seconds the guard holds after it lifts */
 	enum settings_dry_run dry_run;
+	int events;                   /* post Events on the Node (--events, default true; never in a dry run) */
 	enum settings_output output;
 	const char *listen;           /* where to serve /metrics, /livez, /readyz; NULL: nowhere */
 	char self_node[256];          /* "" when unknown */

@@ -75,6 +75,15 @@ static inline void text_time(char *out, int64_t t)
 	text_digits(out + 17, (unsigned)(secs % 60), 2);
 }
 
+/* FNV-1a, 64 bits: the one hash of a name for the fixed tables that remember nodes between passes. */
+static inline uint64_t text_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
 /* An RFC 3339 time (2026-11-30T03:02:35Z; fractions and +hh:mm allowed) in Unix seconds, or
  * -1 when s[0..n) is not one or is before 1970. */
 int64_t text_rfc3339(const char *s, size_t n);

@@ -19,8 +19,14 @@ import (
 
 func objectOf[T any](t *testing.T, objs []*unstructured.Unstructured, kind, name string) *T {
 	t.Helper()
+	return objectIn[T](t, objs, kind, "", name)
+}
+
+// objectIn is objectOf in namespace ns ("": any), for a name two namespaces use (the Roles).
+func objectIn[T any](t *testing.T, objs []*unstructured.Unstructured, kind, ns, name string) *T {
+	t.Helper()
 	for _, u := range objs {
-		if u.GetKind() == kind && u.GetName() == name {
+		if u.GetKind() == kind && u.GetName() == name && (ns == "" || u.GetNamespace() == ns) {
 			var out T
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, &out, true); err != nil {
 				t.Fatalf("%s %s: %v", kind, name, err)
@@ -53,14 +59,24 @@ func checkRole(t *testing.T, what string, objs []*unstructured.Unstructured, ver
 		t.Errorf("%s: ClusterRoleBinding %s = %+v / %+v", what, saName, b.RoleRef, b.Subjects)
 	}
 	// leader election: a Role in its own namespace, get, create and update on leases only
-	lr := objectOf[rbacv1.Role](t, objs, "Role", saName)
+	lr := objectIn[rbacv1.Role](t, objs, "Role", saNamespace, saName)
 	if lr.Namespace != saNamespace || len(lr.Rules) != 1 || !reflect.DeepEqual(lr.Rules[0].APIGroups, []string{"coordination.k8s.io"}) ||
 		!reflect.DeepEqual(lr.Rules[0].Resources, []string{"leases"}) || !reflect.DeepEqual(lr.Rules[0].Verbs, []string{"get", "create", "update"}) {
 		t.Errorf("%s: Role %s = %+v, want get, create, update on leases in %s", what, saName, lr, saNamespace)
 	}
-	rb := objectOf[rbacv1.RoleBinding](t, objs, "RoleBinding", saName)
+	rb := objectIn[rbacv1.RoleBinding](t, objs, "RoleBinding", saNamespace, saName)
 	if rb.Namespace != saNamespace || rb.RoleRef.Kind != "Role" || rb.RoleRef.Name != saName || !reflect.DeepEqual(rb.Subjects, want) {
 		t.Errorf("%s: RoleBinding %s = %+v / %+v", what, saName, rb.RoleRef, rb.Subjects)
+	}
+	// Events: create on events.k8s.io events, in default alone (a Role, never a ClusterRole)
+	er := objectIn[rbacv1.Role](t, objs, "Role", "default", saName)
+	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create"}}}
+	if er.Namespace != "default" || !reflect.DeepEqual(er.Rules, wantRules) {
+		t.Errorf("%s: Role %s in %q grants %+v, want %+v in default", what, saName, er.Namespace, er.Rules, wantRules)
+	}
+	rb = objectIn[rbacv1.RoleBinding](t, objs, "RoleBinding", "default", saName)
+	if rb.Namespace != "default" || rb.RoleRef.Name != saName || rb.RoleRef.Kind != "Role" || !reflect.DeepEqual(rb.Subjects, want) {
+		t.Errorf("%s: RoleBinding %s in %q = %+v / %+v", what, saName, rb.Namespace, rb.RoleRef, rb.Subjects)
 	}
 	for _, u := range objs {
 		switch u.GetKind() {

@@ -109,6 +109,7 @@ func TestNodeRecover(t *testing.T) {
 
 	t.Run("5a_permissions_without_prune", func(t *testing.T) { permissions(t, c, false) })
 	t.Run("1-3_taint_recover_clear", func(t *testing.T) { scenarios123(t, c, tokenFile, token) })
+	t.Run("14_events", func(t *testing.T) { scenarioEvents(t, c, tokenFile) })
 
 	applyManifests(t, c, true)
 	t.Run("5b_permissions_with_prune", func(t *testing.T) { permissions(t, c, true) })

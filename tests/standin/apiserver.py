@@ -4,8 +4,9 @@ It owns an in-memory set of Node objects and answers the few calls the binary ma
 way kube-apiserver does where it matters: paged lists with `continue` (and 410 Expired on
 demand), JSON patch (RFC 6902) applied for real with resourceVersion bumped, DELETE with
 uid/resourceVersion preconditions, 401/403/404/409/422/429/503 with the real Status bodies;
-coordination.k8s.io/v1 Leases (GET, POST, PUT with the resourceVersion test: 409); and the two
-reviews the permission check makes (SelfSubjectAccessReview, SelfSubjectReview).
+coordination.k8s.io/v1 Leases (GET, POST, PUT with the resourceVersion test: 409); the two
+reviews the permission check makes (SelfSubjectAccessReview, SelfSubjectReview); and
+events.k8s.io/v1 Events created (validated as kube-apiserver does, stored in posted).
 Faults are injected per request by rules. Every request is recorded.
 
 It never talks to anything but the loopback address it listens on, and every loop in it is
@@ -17,6 +18,7 @@ Use it in-process:
     ... run the binary against srv.url ...
     srv.requests            # every Request seen
     srv.nodes["agent-1"]    # state after the run
+    srv.posted              # Events created, in order
     srv.stop()
 """
 import base64
@@ -252,6 +254,10 @@ class Request:
     def is_list(self):
         return self.method == "GET" and self.path == "/api/v1/nodes"
 
+    @property
+    def is_event(self):
+        return EVENTS_PATH.match(self.path) is not None
+
     def __repr__(self):
         return "<%s %s -> %s>" % (self.method, self.target, self.status)
 
@@ -330,6 +336,61 @@ def _matcher(method=None, path=None, path_prefix=None, list_only=False, follow_u
     return m
 
 
+# ---------------------------------------------------------------- Events
+
+EVENTS_PATH = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([^/]+)/events$")
+# kube-apiserver's MicroTime layout, RFC3339Micro: exactly six fractional digits
+MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(Z|[+-]\d\d:\d\d)$")
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+QUALIFIED_NAME = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                            r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def event_errors(ev, namespace):
+    """What kube-apiserver's ValidateEventCreate (events.k8s.io/v1) refuses in ev, as its causes."""
+    errs = []
+    md = ev.get("metadata") if isinstance(ev.get("metadata"), dict) else {}
+    name = md.get("name") or ""
+    if not name and not md.get("generateName"):
+        errs.append("metadata.name: Required value: name or generateName is required")
+    elif name and (len(name) > 253 or not DNS_SUBDOMAIN.match(name)):
+        errs.append('metadata.name: Invalid value: "%s": a lowercase RFC 1123 subdomain' % name)
+    if md.get("namespace") not in (None, namespace):
+        errs.append("metadata.namespace: Invalid value: does not match the namespace of the request")
+    t = ev.get("eventTime")
+    if not t:
+        errs.append("eventTime: Required value")
+    elif not isinstance(t, str) or not MICRO_TIME.match(t):
+        errs.append('eventTime: Invalid value: parsing time "%s" as "2006-01-02T15:04:05.000000Z07:00"' % t)
+    if ev.get("type") not in ("Normal", "Warning"):
+        errs.append('type: Unsupported value: "%s": supported values: "Normal", "Warning"' % ev.get("type"))
+    rc = ev.get("reportingController")
+    if not rc:
+        errs.append("reportingController: Required value")
+    elif not isinstance(rc, str) or not QUALIFIED_NAME.match(rc) or len(rc.split("/")[-1]) > 63:
+        errs.append('reportingController: Invalid value: "%s": must be a qualified name' % rc)
+    for f in ("reportingInstance", "action", "reason"):
+        v = ev.get(f)
+        if not v:
+            errs.append("%s: Required value" % f)
+        elif not isinstance(v, str) or len(v) > 128:
+            errs.append("%s: Too long: may not be more than 128 bytes" % f)
+    note = ev.get("note", "")
+    if not isinstance(note, str) or len(note.encode("utf-8")) > 1024:
+        errs.append("note: Too long: may not be more than 1024 bytes")
+    reg = ev.get("regarding") if isinstance(ev.get("regarding"), dict) else {}
+    if not reg.get("namespace") and namespace not in ("default", "kube-system"):
+        errs.append('metadata.namespace: Invalid value: "%s": does not match regarding.namespace' % namespace)
+    for f in ("deprecatedSource", "deprecatedFirstTimestamp", "deprecatedLastTimestamp", "deprecatedCount"):
+        if ev.get(f):
+            errs.append("%s: Invalid value: needs to be unset" % f)
+    series = ev.get("series")
+    if series is not None and (not isinstance(series, dict) or not isinstance(series.get("count"), int)
+                               or series["count"] < 2 or not series.get("lastObservedTime")):
+        errs.append("series: Invalid value: count at least 2 and lastObservedTime required")
+    return errs
+
+
 # ---------------------------------------------------------------- the server
 
 class StandIn:
@@ -347,6 +408,9 @@ class StandIn:
     review_deny: (verb, resource) pairs a SelfSubjectAccessReview denies for resources other than
              nodes (which follow verbs); everything else is allowed.
     username: the user SelfSubjectReview names (and 403 messages).
+    event_verbs: the verbs granted on events.k8s.io events in default (create); () forbids
+             them all, as a cluster without noderecover's Role does. A slow or failing events
+             endpoint is a rule: srv.on(Fault("delay", seconds=5), times=None, path_prefix="/apis/events").
     tokens:  further bearer tokens accepted (one per replica, so requests tell who sent them).
     chunked: send bodies chunked (True) or with Content-Length (False).
     chunk_size: bytes per chunk when chunked (small sizes exercise split reads).
@@ -355,8 +419,8 @@ class StandIn:
     """
 
     def __init__(self, certdir, cert="server", nodes=(), token="standin-token-0123456789",
-                 client_ca=False, verbs=("get", "list", "patch", "delete"), chunked=True,
-                 chunk_size=1000, idle_timeout=30.0, close_each=False, tokens=(), review_deny=(),
+                 client_ca=False, verbs=("get", "list", "patch", "delete"), event_verbs=("create",),
+                 chunked=True, chunk_size=1000, idle_timeout=30.0, close_each=False, tokens=(), review_deny=(),
                  username="system:serviceaccount:kube-system:node-recovery"):
         self.certdir = certdir
         self.tokens = set(tokens)
@@ -370,6 +434,8 @@ class StandIn:
         self.token_file = os.path.join(self._tokdir, "token")
         self.set_token(token)
         self.verbs = set(verbs)
+        self.event_verbs = set(event_verbs)
+        self.posted = []  # Events created, as stored (with uid, resourceVersion)
         self.review_deny = set(review_deny)
         self.username = username
         self.chunked = chunked
@@ -457,7 +523,12 @@ class StandIn:
                 and (node is None or r.node_name == node) and (not list_only or r.is_list)]
 
     def mutating(self):
-        return [r for r in self.reqs() if r.method not in ("GET", "HEAD")]
+        """Writes to nodes. Events change no node: they are event_posts()."""
+        return [r for r in self.reqs() if r.method not in ("GET", "HEAD") and not r.is_event]
+
+    def event_posts(self):
+        """Every request about Events, answered or not."""
+        return [r for r in self.reqs() if r.is_event]
 
     def wait_for(self, cond, timeout):
         """Poll cond() until true or timeout seconds; returns its last value."""
@@ -847,6 +918,9 @@ class StandIn:
             if "list" not in self.verbs:
                 return self._forbidden("list")
             return self._list(req)
+        m = EVENTS_PATH.match(req.path)
+        if m:
+            return self._event_create(req, m.group(1))
         name = req.node_name
         if name is None or "/" in name:
             return Reply(404, status_body(404, "NotFound", "the server could not find the requested resource",
@@ -866,6 +940,39 @@ class StandIn:
         if verb == "delete":
             return self._delete(req, name, n)
         return Reply(405, status_body(405, "MethodNotAllowed", "not supported by the stand-in"))
+
+    def _event_create(self, req, ns):
+        """POST of an events.k8s.io/v1 Event: RBAC, the body's type, validation, AlreadyExists."""
+        if req.method != "POST":
+            return Reply(405, status_body(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+        if "create" not in self.event_verbs:
+            return Reply(403, status_body(403, "Forbidden", 'events.events.k8s.io is forbidden: User '
+                                          '"system:serviceaccount:noderecover:noderecover" cannot create resource '
+                                          '"events" in API group "events.k8s.io" in the namespace "%s"' % ns,
+                                          {"group": "events.k8s.io", "kind": "events"}))
+        ct = (req.header("Content-Type") or "").split(";")[0].strip().lower()
+        if ct != "application/json":
+            return Reply(415, status_body(415, "UnsupportedMediaType", '415: Unsupported Media Type: "%s"' % ct))
+        try:
+            ev = json.loads(req.body.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            return Reply(400, status_body(400, "BadRequest", "error decoding Event: %s" % e))
+        if not isinstance(ev, dict) or ev.get("apiVersion") != "events.k8s.io/v1" or ev.get("kind") != "Event":
+            return Reply(400, status_body(400, "BadRequest", "the body is not an events.k8s.io/v1 Event"))
+        name = (ev.get("metadata") or {}).get("name") if isinstance(ev.get("metadata"), dict) else None
+        errs = event_errors(ev, ns)
+        if errs:
+            return Reply(422, status_body(422, "Invalid", 'Event.events.k8s.io "%s" is invalid: %s' % (
+                name, ", ".join(errs)), {"name": name, "group": "events.k8s.io", "kind": "Event",
+                                         "causes": [{"message": e} for e in errs]}))
+        if any(e["metadata"]["name"] == name for e in self.posted):
+            return Reply(409, status_body(409, "AlreadyExists", 'events.events.k8s.io "%s" already exists' % name,
+                                          {"name": name, "group": "events.k8s.io", "kind": "events"}))
+        self.rv += 1
+        ev = copy.deepcopy(ev)
+        ev["metadata"].update({"namespace": ns, "uid": "ev-%d" % self.rv, "resourceVersion": str(self.rv)})
+        self.posted.append(ev)
+        return Reply(201, ev)
 
     def _review(self, req):
         """SelfSubjectAccessReview and SelfSubjectReview, created (201) as kube-apiserver does:

@@ -36,8 +36,9 @@ class Manifests(Case):
     def docs(self, out):
         return [d for d in out.split("\n---\n")[1:]]
 
-    def doc(self, out, kind):
-        got = [d for d in self.docs(out) if re.search(r"^kind: %s$" % kind, d, re.M)]
+    def doc(self, out, kind, namespace=None):
+        got = [d for d in self.docs(out) if re.search(r"^kind: %s$" % kind, d, re.M)
+               and (namespace is None or re.search(r"^  namespace: %s$" % namespace, d, re.M))]
         self.assertEqual(len(got), 1, "one %s in\n%s" % (kind, out))
         return got[0]
 
@@ -57,19 +58,40 @@ class Manifests(Case):
 
     def test_objects_in_order(self):
         kinds = [re.search(r"^kind: (\S+)$", d, re.M).group(1) for d in self.docs(self.manifests("--taint-after", "300"))]
+        # the Lease's Role in its own namespace, the Events' in default
         self.assertEqual(kinds, ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
-                                 "Deployment"])
+                                 "Role", "RoleBinding", "Deployment"])
 
     def test_lease_role_in_its_namespace_only(self):
         for args in (("--taint-after", "300"), ("--taint-after", "300", "--prune-after", "301")):
             out = self.manifests(*args)
-            role = self.doc(out, "Role")
+            role = self.doc(out, "Role", "noderecover")
             self.assertIn("namespace: noderecover", role)
             self.assertEqual(re.findall(r"apiGroups: \[(.*)\]", role), ['"coordination.k8s.io"'])
             self.assertEqual(re.findall(r"resources: \[(.*)\]", role), ['"leases"'])
             self.assertEqual(re.findall(r"verbs: \[(.*)\]", role), ['"get", "create", "update"'])
             self.assertNotIn("leases", self.doc(out, "ClusterRole"))
-            self.assertIn("kind: Role\n  name: noderecover", self.doc(out, "RoleBinding"))
+            self.assertIn("kind: Role\n  name: noderecover", self.doc(out, "RoleBinding", "noderecover"))
+
+    def test_events_granted_in_default_only(self):
+        on = self.manifests("--taint-after", "300")
+        role = self.doc(on, "Role", "default")
+        self.assertEqual(re.findall(r'apiGroups: \[(.*)\]\n\s+resources: \[(.*)\]\n\s+verbs: \[(.*)\]', role),
+                         [('"events.k8s.io"', '"events"', '"create"')])
+        binding = self.doc(on, "RoleBinding", "default")
+        self.assertIn("kind: Role\n  name: noderecover\n", binding)
+        self.assertIn("  - kind: ServiceAccount\n    name: noderecover\n    namespace: noderecover", binding)
+        self.assertNotIn("events", self.doc(on, "ClusterRole"))
+        self.assertNotIn("NODE_RECOVERY_EVENTS", on)
+        # off, and in either dry run (an Event is a write): no Role at all
+        for args, env in ((["--events=false"], {}), ([], {"NODE_RECOVERY_EVENTS": "false"}),
+                          (["--dry-run"], {}), (["--dry-run=server"], {})):
+            with self.subTest(args=args, env=env):
+                out = self.manifests("--taint-after", "300", *args, env=env)
+                self.assertNotRegex(out, r"(?m)^  namespace: default$")
+                self.assertNotIn("events", re.sub(r"(?m)^#.*$", "", out).replace("NODE_RECOVERY_EVENTS", ""))
+        out = self.manifests("--taint-after", "300", "--events=false")
+        self.assertIn('- name: NODE_RECOVERY_EVENTS\n              value: "false"', out)
 
     def test_delete_only_with_pruning(self):
         off = self.doc(self.manifests("--taint-after", "300"), "ClusterRole")
@@ -145,6 +167,7 @@ class Manifests(Case):
             (["--taint-after", "300", "--server", "https://127.0.0.1:1"], {}),
             (["--taint-after", "300", "--replicas", "2"], {}),
             (["--taint-after"], {}),
+            (["--taint-after", "300", "--events=no"], {}),
             (["--taint-after", "300", "--listen", "localhost:8080"], {}),
             (["--taint-after", "300"], {"NODE_RECOVERY_LISTEN": "8080"}),
         ]

@@ -105,6 +105,25 @@ static void t_dry_run(void)
 	check(s.dry_run == DRY_RUN_NONE);
 }
 
+/* Events are on unless --events=false or NODE_RECOVERY_EVENTS=false; the flag beats the variable. */
+static void t_events(void)
+{
+	struct settings s;
+
+	check(parse(&s, NULL, ARGS("--taint-after", "60")) == 0);
+	check(s.events == 1);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--events=false")) == 0);
+	check(s.events == 0);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--events", "false")) == 0);
+	check(s.events == 0);
+	check(parse(&s, ARGS("NODE_RECOVERY_EVENTS", "false"), ARGS("--taint-after", "60")) == 0);
+	check(s.events == 0);
+	check(parse(&s, ARGS("NODE_RECOVERY_EVENTS", ""), ARGS("--taint-after", "60")) == 0);
+	check(s.events == 1);
+	check(parse(&s, ARGS("NODE_RECOVERY_EVENTS", "false"), ARGS("--taint-after", "60", "--events=true")) == 0);
+	check(s.events == 1);
+}
+
 /* plan, and how it prints: a table unless --output (or NODE_RECOVERY_OUTPUT) says json. */
 static void t_plan_output(void)
 {
@@ -207,6 +226,8 @@ static void t_refusals(void)
 		{ "NODE_RECOVERY_EXCLUDE_LABEL", "-x", { "--taint-after", "60" }, "NODE_RECOVERY_EXCLUDE_LABEL" },
 		{ NULL, NULL, { "--taint-after", "60", "--dry-run=All" }, "--dry-run" },
 		{ "NODE_RECOVERY_DRY_RUN", "yes", { "--taint-after", "60" }, "NODE_RECOVERY_DRY_RUN" },
+		{ NULL, NULL, { "--taint-after", "60", "--events=no" }, "--events" },
+		{ "NODE_RECOVERY_EVENTS", "0", { "--taint-after", "60" }, "NODE_RECOVERY_EVENTS" },
 		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "0" }, "--max-unknown" },
 		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "150%" }, "--max-unknown" },
 		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "-1" }, "--max-unknown" },
@@ -400,6 +421,7 @@ static const struct test tests[] = {
 	{ "storm_guard", t_storm_guard },
 	{ "listen", t_listen },
 	{ "dry_run", t_dry_run },
+	{ "events", t_events },
 	{ "plan_output", t_plan_output },
 	{ "pruning_off_when_empty", t_pruning_off_when_empty },
 	{ "refusals", t_refusals },
