@@ -10,7 +10,7 @@ top=$(pwd)
 B=build
 DEPS=$B/deps
 BEARSSL=$DEPS/bearssl
-LIB="access.c events.c http.c tls.c json.c kube.c kubeconfig.c lease.c manifests.c pass.c plan.c policy.c say.c settings.c target.c text.c"
+LIB="access.c events.c http.c tls.c json.c kube.c kubeconfig.c lease.c listen.c manifests.c metrics.c pass.c plan.c policy.c say.c settings.c target.c text.c"
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration -Werror"
 VERSION=$(cat VERSION 2>/dev/null || echo 0.1.0)
 # The one image reference: the OCI archive names itself so, and `noderecover manifests` puts it
@@ -122,7 +122,7 @@ need_cross() {
 # compile CC BEARSSL_DIR OUT: the static, stripped binary: musl, BearSSL, -Os, unused sections
 # dropped. The same line for every architecture.
 compile() {
-	"$1" -std=c11 -D_DEFAULT_SOURCE -Os $WARN -DNODERECOVER_VERSION="\"$VERSION\"" -DNODERECOVER_IMAGE="\"$IMAGE\"" \
+	"$1" -std=c11 -D_DEFAULT_SOURCE -pthread -Os $WARN -DNODERECOVER_VERSION="\"$VERSION\"" -DNODERECOVER_IMAGE="\"$IMAGE\"" \
 		-ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables -I/usr/include/bearssl -I$DEPS/include \
 		-static -s -Wl,--gc-sections -o "$3" noderecover.c $LIB "$2/libbearssl.a"
 }
@@ -235,7 +235,7 @@ unit_cross() {
 		[ "$a" = "$(native_arch)" ] && continue
 		mkdir -p $B/unit-$a
 		for t in tests/unit/test_*.c; do
-			"$(musl_cc "$a")" -std=c11 -D_DEFAULT_SOURCE -O1 $WARN -DSETTINGS_SA_DIR=\"sa\" \
+			"$(musl_cc "$a")" -std=c11 -D_DEFAULT_SOURCE -pthread -O1 $WARN -DSETTINGS_SA_DIR=\"sa\" \
 				-DSETTINGS_K3S_KUBECONFIG=\"kubeconfig/k3s.yaml\" -I/usr/include/bearssl -I$DEPS/include -I. \
 				-static -o $B/unit-$a/$(basename "$t" .c) "$t" $LIB "$BEARSSL-$a/libbearssl.a"
 		done
@@ -255,7 +255,7 @@ image_test() {
 build_asan() {
 	deps
 	mkdir -p $B
-	gcc -std=c11 -D_DEFAULT_SOURCE -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all \
+	gcc -std=c11 -D_DEFAULT_SOURCE -pthread -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all \
 		-DNODERECOVER_VERSION="\"$VERSION-asan\"" -DNODERECOVER_IMAGE="\"$IMAGE\"" -o $B/noderecover-asan noderecover.c $LIB -lbearssl
 }
 
@@ -265,12 +265,12 @@ unit() {
 	mkdir -p $B/unit
 	for t in tests/unit/test_*.c; do
 		n=$(basename "$t" .c)
-		gcc -std=c11 -D_DEFAULT_SOURCE -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all \
+		gcc -std=c11 -D_DEFAULT_SOURCE -pthread -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all \
 			-DSETTINGS_SA_DIR=\"sa\" -DSETTINGS_K3S_KUBECONFIG=\"kubeconfig/k3s.yaml\" \
 			-I. -o $B/unit/$n "$t" $LIB -lbearssl
 	done
 	# json.c scans strings 16 bytes at a time with SSE2; its scalar path is tested too.
-	gcc -std=c11 -D_DEFAULT_SOURCE -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all \
+	gcc -std=c11 -D_DEFAULT_SOURCE -pthread -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all \
 		-DJSON_NO_SIMD -I. -o $B/unit/test_json_scalar tests/unit/test_json.c $LIB -lbearssl
 	rc=0
 	for t in $B/unit/test_*; do

@@ -29,6 +29,12 @@ void kube_dry_run(struct kube *k, int on)
 	k->dry_run = on != 0;
 }
 
+void kube_observe(struct kube *k, kube_observe_fn fn, void *ctx)
+{
+	k->observe = fn;
+	k->observe_ctx = ctx;
+}
+
 const char *kube_error(const struct kube *k)
 {
 	return k->err;
@@ -203,6 +209,8 @@ static int request(struct kube *k, const char *method, const char *path, const c
 		}
 		if (http_request(&k->http, method, path, headers, body, len, b, r) < 0) {
 			char reason[sizeof k->http.err];
+			if (k->observe)
+				k->observe(k->observe_ctx, method, 0);
 			memcpy(reason, k->http.err, sizeof reason);
 			memset(headers, 0, sizeof headers);
 			/* A refused certificate or a garbage answer will not change in a second, and
@@ -218,6 +226,8 @@ static int request(struct kube *k, const char *method, const char *path, const c
 			continue;
 		}
 		memset(headers, 0, sizeof headers);
+		if (k->observe)
+			k->observe(k->observe_ctx, method, r->status);
 		if (r->status == 401 && k->t->token_file[0] && !reread) {
 			reread = 1;
 			http_discard(&k->http);

@@ -38,6 +38,9 @@ struct kube_page {
 };
 /* Called at the head of each page of a list, before its nodes. */
 typedef void (*kube_page_fn)(void *ctx, const struct kube_page *pg);
+/* Called once per request sent (each retry too): the method, and the HTTP status of the
+ * answer or 0 when none came (connection, TLS, deadline). For counting; must not block. */
+typedef void (*kube_observe_fn)(void *ctx, const char *method, int status);
 
 #define KUBE_TOKEN_MAX TARGET_TOKEN_MAX /* bytes of a bearer token; its file may add a line end */
 #define KUBE_TOKEN_REREAD 60    /* seconds: the kubelet rotates projected tokens */
@@ -59,6 +62,8 @@ struct kube {
 	time_t token_read;                /* when token_file was last read; 0: never */
 	volatile sig_atomic_t *stop;      /* set by a signal: no new request, no more retries */
 	int dry_run;                      /* every write carries dryRun=All (kube_dry_run) */
+	kube_observe_fn observe;          /* kube_observe; NULL: none */
+	void *observe_ctx;
 	char err[512];                    /* why the last call failed, one line */
 };
 
@@ -109,6 +114,9 @@ enum kube_result kube_delete(struct kube *k, const struct node_facts *f);
  * kube_init.
  */
 void kube_dry_run(struct kube *k, int on);
+
+/* Has fn(ctx, ...) told of every request from now on (NULL: no one). Set once, after kube_init. */
+void kube_observe(struct kube *k, kube_observe_fn fn, void *ctx);
 
 /*
  * One request about something other than a node (a Lease, an Event, an access review), with

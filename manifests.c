@@ -10,6 +10,7 @@
 #include "manifests.h"
 
 #define NAME "noderecover"        /* namespace, ServiceAccount, roles, Deployment */
+#define METRICS_PORT "8080"       /* /metrics, /livez, /readyz in the pod */
 
 /* When a row applies. */
 typedef int (*when_fn)(const struct settings *s);
@@ -74,6 +75,8 @@ static const struct pass_on pass_ons[] = {
 	{ "NODE_RECOVERY_EVENTS", NULL, events_off, BOOL, offsetof(struct settings, events), NULL },
 	/* never the node `manifests` ran on: the one the pod is scheduled to */
 	{ "NODE_RECOVERY_SELF_NODE", NULL, always, FIELD, 0, "spec.nodeName" },
+	/* the port the probes and a scrape reach, whatever --listen `manifests` was given */
+	{ "NODE_RECOVERY_LISTEN", NULL, always, FIXED, 0, ":" METRICS_PORT },
 	/* two replicas, one acting: the holder of a Lease in the pod's own namespace */
 	{ "NODE_RECOVERY_LEADER_ELECT", NULL, always, FIXED, 0, "true" },
 	{ "NODE_RECOVERY_LEASE_NAME", NULL, always, TEXT, offsetof(struct settings, lease_name), NULL },
@@ -291,6 +294,26 @@ static void deployment(FILE *f, const struct settings *s, const char *image)
 			fputc('\n', f);
 		}
 	}
+	/* /livez fails only when no pass started for 3 polls and a whole list: then restart it;
+	 * /readyz until the first list and after 3 failed in a row */
+	fputs("          ports:\n"
+	    "            - name: metrics\n"
+	    "              containerPort: " METRICS_PORT "\n"
+	    "              protocol: TCP\n"
+	    "          livenessProbe:\n"
+	    "            httpGet:\n"
+	    "              path: /livez\n"
+	    "              port: metrics\n"
+	    "            periodSeconds: 10\n"
+	    "            timeoutSeconds: 2\n"
+	    "            failureThreshold: 3\n"
+	    "          readinessProbe:\n"
+	    "            httpGet:\n"
+	    "              path: /readyz\n"
+	    "              port: metrics\n"
+	    "            periodSeconds: 5\n"
+	    "            timeoutSeconds: 2\n"
+	    "            failureThreshold: 1\n", f);
 	/* Peak RSS is under 1 MiB even at 20000 nodes (BENCHMARKS.md); the limit leaves room for
 	 * socket buffers and the binary's own pages. */
 	fputs("          resources:\n"

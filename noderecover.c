@@ -14,7 +14,9 @@
 #include "access.h"
 #include "kube.h"
 #include "lease.h"
+#include "listen.h"
 #include "manifests.h"
+#include "metrics.h"
 #include "pass.h"
 #include "plan.h"
 #include "say.h"
@@ -85,7 +87,9 @@ static const char usage[] =
     "  --leader-elect           NODE_RECOVERY_LEADER_ELECT (false): only the holder of a Lease\n"
     "                           lists and acts (lease 15s, renew deadline 10s, retry 2s)\n"
     "  --lease-name NAME        NODE_RECOVERY_LEASE_NAME (noderecover)\n"
-    "  --lease-namespace NS     NODE_RECOVERY_LEASE_NAMESPACE (in a pod: its own namespace)\n";
+    "  --lease-namespace NS     NODE_RECOVERY_LEASE_NAMESPACE (in a pod: its own namespace)\n"
+    "  --listen ADDR            NODE_RECOVERY_LISTEN (empty: off): run serves /metrics, /livez and\n"
+    "                           /readyz over plain HTTP on :PORT, IPv4:PORT or [IPv6]:PORT\n";
 
 static const char *env(const char *name)
 {
@@ -228,7 +232,7 @@ static void say_start(const struct settings *s, const struct kube_target *t)
 	else
 		snprintf(storm, sizeof storm, "storm guard above %s Unknown (cooldown %llds)",
 		    pass_limit_text(s, lim, sizeof lim), (long long)s->storm_cooldown);
-	say("noderecover %s starting%s: taint after %llds, %s, %s, opt-out label %s=true, annotation %s, self node %s%s%s, poll %llds, page size %ld; cluster %s%s%s from %s, authenticating with %s",
+	say("noderecover %s starting%s: taint after %llds, %s, %s, opt-out label %s=true, annotation %s, self node %s%s%s, poll %llds, page size %ld; cluster %s%s%s from %s, authenticating with %s%s%s",
 	    NODERECOVER_VERSION, s->dry_run == DRY_RUN_CLIENT ? " a dry run (no write is sent)"
 	    : s->dry_run == DRY_RUN_SERVER ? " a server dry run (every write with dryRun=All)" : "",
 	    (long long)s->taint_after, prune, storm, s->exclude_label, s->annotation,
@@ -236,7 +240,8 @@ static void say_start(const struct settings *s, const struct kube_target *t)
 	    s->self_node[0] ? " from " : "", s->self_node[0] ? s->self_source : "",
 	    (long long)s->poll, s->page_size, t->server,
 	    t->tls_server_name[0] ? " verified as " : "", t->tls_server_name, t->source,
-	    t->cert_pem ? "a client certificate" : t->token_file[0] ? "the token file" : "the kubeconfig's token");
+	    t->cert_pem ? "a client certificate" : t->token_file[0] ? "the token file" : "the kubeconfig's token",
+	    s->listen && s->mode == MODE_RUN ? "; /metrics, /livez and /readyz on " : "", s->listen && s->mode == MODE_RUN ? s->listen : "");
 }
 
 /* The permission check before the first pass: its line logged; 0 when a permission is denied. */
@@ -265,6 +270,17 @@ static int plan(struct pass_loop *loop)
 	kube_close(loop->kc);
 	plan_free(&pl);
 	return rc;
+}
+
+/* A pass of run, counted for /metrics and /readyz. */
+static void pass_counted(struct pass_loop *loop, struct pass_result *res)
+{
+	int64_t start = http_clock_ms();
+
+	pass_run(loop, res);
+	metrics_list_result(res->listed);
+	metrics_pass_done(!res->failed ? METRICS_PASS_OK : res->held ? METRICS_PASS_HELD : METRICS_PASS_FAILED,
+	    http_clock_ms() - start, time(NULL));
 }
 
 int main(int argc, char **argv)
@@ -304,6 +320,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	kube_dry_run(&kc, s.dry_run == DRY_RUN_SERVER);
+	metrics_init(NODERECOVER_VERSION, s.poll, KUBE_LIST_SECONDS, http_clock_ms() / 1000);
+	kube_observe(&kc, metrics_api, NULL);
+	/* before anything is sent: an address that cannot be bound is a bad setting */
+	if (s.mode == MODE_RUN && s.listen && listen_start(s.listen, err, sizeof err) < 0) {
+		fprintf(stderr, "noderecover: %s\n", err);
+		return 2;
+	}
 	struct sigaction sa = { 0 };
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
@@ -352,14 +375,17 @@ int main(int argc, char **argv)
 	while (!stop) {
 		int64_t wake = INT64_MAX;
 
+		/* the loop is alive, leading or not: what /livez asks */
+		metrics_pass_started(http_clock_ms() / 1000);
 		/* with an election, a try every retry period, between passes too */
 		if (s.leader_elect && http_clock_ms() - el.last_try >= LEASE_RETRY * 1000)
 			elect(&el);
+		metrics_leader(leading(&el, &s));
 		if (!leading(&el, &s)) {
 			next = 0;   /* once it leads, a pass at once: the last leader may have left work */
 		} else if (http_clock_ms() >= next) {
 			next = http_clock_ms() + s.poll * 1000;
-			pass_run(&loop, &res);
+			pass_counted(&loop, &res);
 			/* a node about to cross its threshold is acted on then, not up to a poll
 			 * later; the poll stays the longest wait for news */
 			if (res.due_in >= 0 && http_clock_ms() + res.due_in * 1000 < next)

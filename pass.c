@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include "metrics.h"
 #include "pass.h"
 #include "say.h"
 #include "text.h"
@@ -27,6 +28,7 @@ struct pass {
 	int64_t mono0;      /* ... by the monotonic clock, milliseconds */
 	int64_t due;        /* seconds from now until the first threshold ahead; -1: none */
 	struct policy_summary sum;
+	long ready[METRICS_READIES];   /* nodes by Ready state, for the metrics */
 	int nkept, overflow, unreadable;
 	long seen;
 	pass_row_fn row;    /* plan's: every node decided (NULL in a pass) */
@@ -48,6 +50,7 @@ static void on_page(void *ctx, const struct kube_page *pg)
 	if (p->row)
 		p->row(p->row_ctx, &(struct pass_row){ 0 });
 	memset(&p->sum, 0, sizeof p->sum);
+	memset(p->ready, 0, sizeof p->ready);
 	p->nkept = p->overflow = p->unreadable = 0;
 	p->seen = 0;
 	p->due = -1;
@@ -81,6 +84,8 @@ static int on_node(void *ctx, const struct node_facts *f, const char *why)
 	}
 	k->f = *f;
 	policy_summary_add(&p->sum, &k->f);
+	p->ready[f->ready == NODE_READY_TRUE ? METRICS_READY_TRUE : f->ready == NODE_READY_FALSE ? METRICS_READY_FALSE
+	    : f->ready == NODE_READY_UNKNOWN ? METRICS_READY_UNKNOWN : METRICS_READY_NONE]++;
 	if (!policy_node(&k->f, &p->rules, p->now, &k->v)) {
 		if (k->v.due_in >= 0 && (p->due < 0 || k->v.due_in < p->due))
 			p->due = k->v.due_in;
@@ -124,6 +129,13 @@ static const enum events_reason event_of[] = {
 	[PASS_STORM_LIFTED] = EVENTS_STORM_LIFTED,
 	[PASS_ACTION_FAILED] = EVENTS_REASONS, /* retried next pass; the log says why */
 };
+
+/* Counts what became of a decided action, under its kind. */
+static void count(enum policy_action a, enum metrics_result r)
+{
+	if (a == POLICY_TAINT || a == POLICY_CLEAR || a == POLICY_DELETE)
+		metrics_action(a == POLICY_TAINT ? METRICS_TAINT : a == POLICY_CLEAR ? METRICS_CLEAR : METRICS_DELETE, r);
+}
 
 /* Says one line; f: the node it is about, or NULL (the storm guard). */
 __attribute__((format(printf, 4, 5)))
@@ -246,6 +258,7 @@ static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
 	enum kube_result r;
 
 	if (s->dry_run == DRY_RUN_CLIENT) {
+		count(k->v.action, METRICS_DRY_RUN);
 		say_would(l, k);
 		return 0;
 	}
@@ -268,6 +281,7 @@ static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
 	}
 	switch (r) {
 	case KUBE_OK:
+		count(k->v.action, s->dry_run == DRY_RUN_SERVER ? METRICS_DRY_RUN : METRICS_OK);
 		if (s->dry_run == DRY_RUN_SERVER)
 			say_would(l, k);
 		else if (k->v.action == POLICY_TAINT)
@@ -281,11 +295,13 @@ static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
 	case KUBE_CHANGED:
 		return 1;
 	case KUBE_GONE:
+		count(k->v.action, METRICS_GONE);
 		say("%s already gone", k->f.name);
 		return 0;
 	case KUBE_FAILED:
 		break;
 	}
+	count(k->v.action, METRICS_FAILED);
 	/* a stop is not a failure to report, only a pass cut short */
 	if (*l->stop)
 		say("%s %s cut short by a signal", verb, k->f.name);
@@ -303,10 +319,12 @@ static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
  */
 static int act(struct pass_loop *l, const struct pass *p, struct kept *k, int holding)
 {
+	enum policy_action first = k->v.action;
 	int r = act_once(l, k, pass_now(p));
 
 	for (int tries = 0; r == 1 && !*l->stop; tries++) {
 		if (tries == KUBE_CONFLICT_RETRIES) {
+			count(k->v.action, METRICS_CHANGED);
 			say("%s kept changing while it was acted on (%d tries); next pass", k->f.name, tries + 1);
 			return 0;
 		}
@@ -314,15 +332,18 @@ static int act(struct pass_loop *l, const struct pass *p, struct kept *k, int ho
 		case KUBE_OK:
 			break;
 		case KUBE_GONE:
+			count(k->v.action, METRICS_GONE);
 			say("%s already gone", k->f.name);
 			return 0;
 		default:
+			count(k->v.action, METRICS_FAILED);
 			say("%s changed since it was listed, and reading it again failed: %s; next pass", k->f.name, kube_error(l->kc));
 			return -1;
 		}
 		policy_node(&k->f, &p->rules, pass_now(p), &k->v);
 		policy_resolve(&k->v, &p->sum, holding);
 		if (k->v.action == POLICY_NONE) {
+			count(first, METRICS_CHANGED);
 			say("%s changed since it was listed; nothing to do now", k->f.name);
 			return 0;
 		}
@@ -380,18 +401,23 @@ int pass_run(struct pass_loop *l, struct pass_result *res)
 	}
 	res->listed = 1;
 	res->failed = p.unreadable > 0;
+	metrics_nodes(p.ready, p.sum.etcd_ready);
 	say_clock(l, &p);
 	/* Every Unknown node counts, our own and those not yet past the threshold: the guard
 	 * asks whether the cluster or the watcher's view of it is broken, not which node is. */
 	limit = policy_unknown_limit(&lim, p.sum.nodes);
 	say_storm(l, policy_storm_step(&l->storm, p.sum.unknown, limit, s->storm_cooldown, http_clock_ms() / 1000), &p.sum, limit);
+	metrics_storm(policy_storm_holds(&l->storm));
 	for (int i = 0; i < p.nkept && !*l->stop; i++) {
 		struct kept *k = &p.kept[i];
 		policy_resolve(&k->v, &p.sum, policy_storm_holds(&l->storm));
 		held += k->v.held != POLICY_NONE;
+		count(k->v.held, METRICS_HELD);
+		count(k->v.excluded, METRICS_EXCLUDED);
 		if (k->v.excluded != POLICY_NONE)
 			say_excluded(l, k);
 		if (k->v.refusal != POLICY_ALLOWED) {
+			count(POLICY_DELETE, METRICS_REFUSED);
 			say_refusal(l, k, &p.sum);
 			res->failed = 1;
 		}
@@ -407,6 +433,7 @@ int pass_run(struct pass_loop *l, struct pass_result *res)
 		say("%d more nodes need action than the %d one pass handles; they are next pass", p.overflow, PASS_KEEP_MAX);
 		res->failed = 1;
 	}
+	res->held = held > 0 && !res->failed;
 	res->failed |= held > 0;
 	if (p.due >= 0)
 		res->due_in = p.due > pass_now(&p) - p.now ? p.due - (pass_now(&p) - p.now) : 0;

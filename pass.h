@@ -41,6 +41,7 @@ struct pass_loop {
 /* How a pass went, for the loop. */
 struct pass_result {
 	int failed;      /* the list failed, a node was unreadable, an action failed or was held */
+	int held;        /* nothing else failed, but the storm guard held an action back */
 	int listed;      /* the whole list was read */
 	int64_t due_in;  /* seconds from the end of the pass until the first Unknown node known
 	                    to the pass crosses a threshold that makes it act, by the API

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "kubeconfig.h"
+#include "listen.h"
 #include "settings.h"
 #include "text.h"
 
@@ -30,7 +31,7 @@ struct opt {
 enum {
 	O_TAINT, O_PRUNE, O_LABEL, O_ANNOTATION, O_SELF, O_POLL, O_KUBECONFIG, O_SERVER, O_CA,
 	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_EXCLUDE, O_DRY_RUN, O_OUTPUT, O_LEADER,
-	O_LEASE_NAME, O_LEASE_NS, O_EVENTS, O_COUNT
+	O_LEASE_NAME, O_LEASE_NS, O_EVENTS, O_LISTEN, O_COUNT
 };
 
 static const struct opt opts[O_COUNT] = {
@@ -55,6 +56,7 @@ static const struct opt opts[O_COUNT] = {
 	[O_LEADER] = { "--leader-elect", "NODE_RECOVERY_LEADER_ELECT" },
 	[O_LEASE_NAME] = { "--lease-name", "NODE_RECOVERY_LEASE_NAME" },
 	[O_LEASE_NS] = { "--lease-namespace", "NODE_RECOVERY_LEASE_NAMESPACE" },
+	[O_LISTEN] = { "--listen", "NODE_RECOVERY_LISTEN" },
 };
 
 /* A whole number of seconds (digits only) no larger than max. */
@@ -328,6 +330,15 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		s->output = OUTPUT_JSON;
 	else if (val[O_OUTPUT] && strcmp(val[O_OUTPUT], "table") != 0 && *val[O_OUTPUT])
 		return text_fail(err, errlen, "%s '%.32s' is neither table nor json", from[O_OUTPUT], val[O_OUTPUT]);
+	if (val[O_LISTEN] && *val[O_LISTEN]) {
+		struct sockaddr_storage sa;
+		socklen_t salen;
+		char why[200];
+		int any;
+		if (listen_addr(val[O_LISTEN], &sa, &salen, &any, why, sizeof why) < 0)
+			return text_fail(err, errlen, "%s %s", from[O_LISTEN], why);
+		s->listen = val[O_LISTEN];
+	}
 	if (key(s->exclude_label, val, from, O_EXCLUDE, DEFAULT_EXCLUDE_LABEL, "label", err, errlen) < 0 ||
 	    key(s->prune_label, val, from, O_LABEL, DEFAULT_PRUNE_LABEL, "label", err, errlen) < 0 ||
 	    key(s->annotation, val, from, O_ANNOTATION, DEFAULT_ANNOTATION, "annotation", err, errlen) < 0)

@@ -38,6 +38,7 @@ struct settings {
 	enum settings_dry_run dry_run;
 	int events;                   /* post Events on the Node (--events, default true; never in a dry run) */
 	enum settings_output output;
+	const char *listen;           /* where to serve /metrics, /livez, /readyz; NULL: nowhere */
 	char self_node[256];          /* "" when unknown */
 	const char *self_source;      /* where self_node came from, for the start-up line */
 	int leader_elect;             /* only the holder of the Lease lists and acts */

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 secs=${1:-60}
 [ $# -gt 0 ] && shift
 targets=${*:-json http kubeconfig}
-LIB="http.c tls.c json.c kube.c kubeconfig.c policy.c settings.c target.c text.c"
+LIB="http.c tls.c json.c kube.c kubeconfig.c listen.c metrics.c policy.c settings.c target.c text.c"
 B=build/fuzz
 
 if ! command -v clang >/dev/null 2>&1 || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
@@ -29,7 +29,7 @@ for t in $targets; do
 	json) max=65536 ;;
 	*) max=16384 ;;
 	esac
-	clang -std=c11 -D_DEFAULT_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	clang -std=c11 -D_DEFAULT_SOURCE -pthread -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-I. -o $B/fuzz_$t tests/fuzz/fuzz_$t.c $LIB -lbearssl
 	mkdir -p $B/corpus/$t $B/art/$t
 	echo "run.sh: fuzzing $t for $secs s" >&2

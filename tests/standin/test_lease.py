@@ -168,6 +168,28 @@ class Lease(Case):
         r = self.once(env={"NODE_RECOVERY_LEADER_ELECT": "true"})
         self.assertRc(r, 2)
 
+    def test_metrics_say_who_leads_and_a_standby_is_ready(self):
+        # noderecover_leader is 1 on the holder only; a standby lists nothing and is still
+        # ready and alive (a Deployment's rollout waits on readiness)
+        import test_listen
+        self.server(self.cluster(), tokens=TOK.values())
+        ports = {w: test_listen.free_port() for w in "ab"}
+        a = self.replica("a", extra=["--listen", "127.0.0.1:%d" % ports["a"]])
+        self.assertTrue(self.wait_holder("replica-a", 10), self.ctx2(a[1]))
+        b = self.replica("b", extra=["--listen", "127.0.0.1:%d" % ports["b"]])
+
+        def leader(w):
+            try:
+                st, _, body, _ = test_listen.get(ports[w], "/metrics", timeout=2)
+            except OSError:
+                return None
+            m = test_listen.parse_exposition(body.decode())
+            return m[("noderecover_leader", "")]
+        self.assertTrue(self.srv.wait_for(lambda: leader("b") == 0 and leader("a") == 1, 10), self.ctx2(a[1], b[1]))
+        for w in "ab":
+            self.assertEqual(test_listen.get(ports[w], "/readyz")[0], 200, w + self.ctx2(a[1], b[1]))
+            self.assertEqual(test_listen.get(ports[w], "/livez")[0], 200, w + self.ctx2(a[1], b[1]))
+
 
 def asked(srv):
     """The verbs the access reviews asked about, in order."""

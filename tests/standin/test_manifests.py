@@ -122,7 +122,7 @@ class Manifests(Case):
 
     def test_settings_from_flags_and_environment_become_the_pods_environment(self):
         out = self.manifests("--taint-after", "120", "--prune-after", "900", "--annotation", "example.com/oos",
-                             "--page-size", "50", "--max-unknown", "7", "--dry-run=server",
+                             "--page-size", "50", "--max-unknown", "7", "--dry-run=server", "--listen", "127.0.0.1:9000",
                              env={"NODE_RECOVERY_POLL_SECONDS": "7", "NODE_RECOVERY_PRUNE_LABEL": "example.com/gone",
                                   "NODE_RECOVERY_AFTER_SECONDS": "999", "NODE_RECOVERY_EXCLUDE_LABEL": "example.com/keep",
                                   "NODE_RECOVERY_STORM_COOLDOWN": "45"})
@@ -132,9 +132,19 @@ class Manifests(Case):
                                "NODE_RECOVERY_ANNOTATION": "example.com/oos", "NODE_RECOVERY_MAX_UNKNOWN": "7",
                                "NODE_RECOVERY_STORM_COOLDOWN": "45", "NODE_RECOVERY_EXCLUDE_LABEL": "example.com/keep",
                                "NODE_RECOVERY_DRY_RUN": "server", "NODE_RECOVERY_LEADER_ELECT": "true",
-                               "NODE_RECOVERY_LEASE_NAME": "noderecover"})
+                               "NODE_RECOVERY_LEASE_NAME": "noderecover", "NODE_RECOVERY_LISTEN": ":8080"})
         self.assertIn('args: ["run", "--page-size", "50"]', out)
         self.assertIn("taint after 120s, pruning on", out)
+
+    def test_port_and_probes(self):
+        # the pod listens on :8080 whatever --listen said here: the probes and a scrape reach it there
+        out = self.manifests("--taint-after", "300", "--listen", "127.0.0.1:9000")
+        self.assertNotIn("9000", out)
+        for want in ("            - name: metrics\n              containerPort: 8080\n              protocol: TCP\n",
+                     "          livenessProbe:\n            httpGet:\n              path: /livez\n              port: metrics\n",
+                     "          readinessProbe:\n            httpGet:\n              path: /readyz\n              port: metrics\n",
+                     '            - name: NODE_RECOVERY_LISTEN\n              value: ":8080"\n'):
+            self.assertIn(want, out)
 
     def test_where_the_cluster_is_never_reaches_the_pod(self):
         # the pod uses its service account: a kubeconfig or token file here means nothing there
@@ -158,6 +168,8 @@ class Manifests(Case):
             (["--taint-after", "300", "--replicas", "2"], {}),
             (["--taint-after"], {}),
             (["--taint-after", "300", "--events=no"], {}),
+            (["--taint-after", "300", "--listen", "localhost:8080"], {}),
+            (["--taint-after", "300"], {"NODE_RECOVERY_LISTEN": "8080"}),
         ]
         for args, env in cases:
             with self.subTest(args=args, env=env):

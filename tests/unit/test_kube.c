@@ -380,6 +380,41 @@ static void t_answers_sorted(void)
 	recorded(got, sizeof got);
 }
 
+/* What the observer was told, in order. */
+static char observed[256];
+
+static void observe(void *ctx, const char *method, int status)
+{
+	size_t n = strlen(observed);
+
+	(void)ctx;
+	snprintf(observed + n, sizeof observed - n, "%s %d;", method, status);
+}
+
+/* The observer hears every request sent, each retry too, with its status. */
+static void t_observer(void)
+{
+	struct node_facts f = facts("agent-1", "7");
+	char got[8192];
+
+	kube_observe(&k, observe, NULL);
+	observed[0] = '\0';
+	answer("404 Not Found", "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"nodes \\\"agent-1\\\" not found\",\"reason\":\"NotFound\",\"code\":404}");
+	check(kube_delete(&k, &f) == KUBE_GONE);
+	recorded(got, sizeof got);
+	answer("503 Service Unavailable\r\nRetry-After: 1", "{}");
+	check(kube_clear(&k, &f, ANNOTATION) == KUBE_OK);    /* the recorder's next answer is 200 */
+	recorded(got, sizeof got);
+	check(strcmp(observed, "DELETE 404;PATCH 503;PATCH 200;") == 0);
+	if (strcmp(observed, "DELETE 404;PATCH 503;PATCH 200;") != 0)
+		fprintf(stderr, "  observed: %s\n", observed);
+	kube_observe(&k, NULL, NULL);
+	answer("404 Not Found", "{}");
+	check(kube_delete(&k, &f) == KUBE_GONE);
+	recorded(got, sizeof got);
+	check(strcmp(observed, "DELETE 404;PATCH 503;PATCH 200;") == 0);   /* none once unset */
+}
+
 struct seen {
 	int nodes, unreadable;
 	char first[NODE_NAME_MAX + 1], why[256];
@@ -479,6 +514,7 @@ static const struct test tests[] = {
 	{ "list_yields_facts", t_list_yields_facts },
 	{ "get_node", t_get_node },
 	{ "token_bounds", t_token_bounds },
+	{ "observer", t_observer },
 	{ 0, 0 }
 };
 

@@ -139,6 +139,26 @@ static void t_plan_output(void)
 	check(s.output == OUTPUT_TABLE);
 }
 
+/* --listen: off by default and when empty; an address is checked here, before anything runs. */
+static void t_listen(void)
+{
+	struct settings s;
+
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60"), NULL) == 0);
+	check(s.listen == NULL);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_LISTEN", ""), NULL) == 0);
+	check(s.listen == NULL);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_LISTEN", ":8080"), NULL) == 0);
+	check(s.listen && strcmp(s.listen, ":8080") == 0);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_LISTEN", ":8080"),
+	    ARGS("--listen", "[::1]:9090")) == 0);
+	check(s.listen && strcmp(s.listen, "[::1]:9090") == 0);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_LISTEN", "localhost:8080"), NULL) == -1);
+	check(strcmp(err, "NODE_RECOVERY_LISTEN 'localhost:8080' is not :PORT, IPv4:PORT or [IPv6]:PORT with a port from 1 to 65535 (no host names)") == 0);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--listen=:0")) == -1);
+	check(strncmp(err, "--listen ':0' is not", 20) == 0);
+}
+
 /* The storm guard is on by default at 50%, its cooldown the taint threshold. */
 static void t_storm_guard(void)
 {
@@ -399,6 +419,7 @@ static const struct test tests[] = {
 	{ "defaults", t_defaults },
 	{ "flag_beats_env", t_flag_beats_env },
 	{ "storm_guard", t_storm_guard },
+	{ "listen", t_listen },
 	{ "dry_run", t_dry_run },
 	{ "events", t_events },
 	{ "plan_output", t_plan_output },

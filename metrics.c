@@ -1,0 +1,325 @@
+/*
+ * The counters and gauges behind /metrics, /livez and /readyz: one fixed struct behind one
+ * mutex, written by the loop and read by the listener's thread (a copy is taken under the lock,
+ * then formatted without it, so a scrape never holds the loop up). Owns the metric names and
+ * their text; never allocates, never does I/O, never knows HTTP or Kubernetes objects.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "metrics.h"
+
+/* API requests are counted per method and status in a fixed table: the statuses the API
+ * server gives noderecover's calls, anything else as "other", no answer as "error". */
+static const char *const methods[] = { "GET", "PATCH", "DELETE", "POST", "PUT", "other" };
+static const int codes[] = { 0, 200, 201, 400, 401, 403, 404, 409, 410, 422, 429, 500, 502, 503, 504, -1 };
+#define METHODS (sizeof methods / sizeof methods[0])
+#define CODES (sizeof codes / sizeof codes[0])
+
+static const char *const pass_names[METRICS_PASSES] = { "ok", "failed", "held" };
+static const char *const kind_names[METRICS_KINDS] = { "taint", "clear", "delete" };
+static const char *const result_names[METRICS_RESULTS] = {
+	"ok", "dry_run", "changed", "gone", "failed", "refused", "held", "excluded"
+};
+/* the results a kind can have: clears are never held, refused or opted out, taints never refused */
+#define R(x) (1u << (x))
+static const unsigned possible[METRICS_KINDS] = {
+	[METRICS_TAINT] = R(METRICS_OK) | R(METRICS_DRY_RUN) | R(METRICS_CHANGED) | R(METRICS_GONE) | R(METRICS_FAILED) |
+	    R(METRICS_HELD) | R(METRICS_EXCLUDED),
+	[METRICS_CLEAR] = R(METRICS_OK) | R(METRICS_DRY_RUN) | R(METRICS_CHANGED) | R(METRICS_GONE) | R(METRICS_FAILED),
+	[METRICS_DELETE] = ~0u,
+};
+#undef R
+static const char *const ready_names[METRICS_READIES] = { "True", "False", "Unknown", "none" };
+/* upper bounds of the pass duration buckets, milliseconds (+Inf is the count) */
+static const int64_t bucket_ms[METRICS_BUCKETS] = { 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 600000 };
+
+struct state {
+	const char *version;
+	int64_t poll, list_seconds;
+	int64_t started;                 /* monotonic seconds: the last round's start */
+	int listed_once, list_failures;
+	uint64_t passes[METRICS_PASSES];
+	uint64_t actions[METRICS_KINDS][METRICS_RESULTS];
+	long nodes[METRICS_READIES], etcd_ready;
+	int storm, leader;
+	int64_t last_ok;                 /* Unix seconds; 0: never */
+	uint64_t buckets[METRICS_BUCKETS], count;
+	int64_t sum_ms;
+	uint64_t api[METHODS][CODES];
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct state st = { .version = "", .leader = 1 };
+
+void metrics_init(const char *version, int64_t poll, int64_t list_seconds, int64_t now)
+{
+	pthread_mutex_lock(&lock);
+	memset(&st, 0, sizeof st);
+	st.version = version;
+	st.poll = poll;
+	st.list_seconds = list_seconds;
+	st.started = now;
+	st.leader = 1;
+	pthread_mutex_unlock(&lock);
+}
+
+void metrics_pass_started(int64_t now)
+{
+	pthread_mutex_lock(&lock);
+	st.started = now;
+	pthread_mutex_unlock(&lock);
+}
+
+void metrics_list_result(int ok)
+{
+	pthread_mutex_lock(&lock);
+	if (ok) {
+		st.listed_once = 1;
+		st.list_failures = 0;
+	} else if (st.list_failures < METRICS_LIST_FAILURES) {
+		st.list_failures++;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void metrics_pass_done(enum metrics_pass r, int64_t duration_ms, int64_t wall)
+{
+	if ((unsigned)r >= METRICS_PASSES)
+		return;
+	if (duration_ms < 0)
+		duration_ms = 0;
+	pthread_mutex_lock(&lock);
+	st.passes[r]++;
+	if (r == METRICS_PASS_OK)
+		st.last_ok = wall;
+	for (int i = 0; i < METRICS_BUCKETS; i++)
+		st.buckets[i] += duration_ms <= bucket_ms[i];
+	st.count++;
+	st.sum_ms += duration_ms;
+	pthread_mutex_unlock(&lock);
+}
+
+void metrics_action(enum metrics_kind k, enum metrics_result r)
+{
+	if ((unsigned)k >= METRICS_KINDS || (unsigned)r >= METRICS_RESULTS || !(possible[k] & 1u << r))
+		return;
+	pthread_mutex_lock(&lock);
+	st.actions[k][r]++;
+	pthread_mutex_unlock(&lock);
+}
+
+void metrics_nodes(const long by_ready[METRICS_READIES], long etcd_ready)
+{
+	pthread_mutex_lock(&lock);
+	memcpy(st.nodes, by_ready, sizeof st.nodes);
+	st.etcd_ready = etcd_ready;
+	pthread_mutex_unlock(&lock);
+}
+
+void metrics_storm(int holding)
+{
+	pthread_mutex_lock(&lock);
+	st.storm = holding != 0;
+	pthread_mutex_unlock(&lock);
+}
+
+void metrics_leader(int leader)
+{
+	pthread_mutex_lock(&lock);
+	st.leader = leader != 0;
+	pthread_mutex_unlock(&lock);
+}
+
+void metrics_api(void *ctx, const char *method, int status)
+{
+	size_t m = 0, c = 0;
+
+	(void)ctx;
+	while (m < METHODS - 1 && strcmp(methods[m], method) != 0)
+		m++;
+	while (c < CODES - 1 && codes[c] != status)
+		c++;
+	pthread_mutex_lock(&lock);
+	st.api[m][c]++;
+	pthread_mutex_unlock(&lock);
+}
+
+int metrics_live_rule(int64_t since, int64_t poll, int64_t list_seconds)
+{
+	return since <= 3 * poll + list_seconds;
+}
+
+int metrics_ready_rule(int listed_once, int failures_in_a_row, int leader)
+{
+	if (!leader)
+		return 1;
+	return listed_once && failures_in_a_row < METRICS_LIST_FAILURES;
+}
+
+int metrics_live(int64_t now, char *why, size_t cap)
+{
+	int64_t since, poll, list;
+
+	pthread_mutex_lock(&lock);
+	since = now - st.started;
+	poll = st.poll;
+	list = st.list_seconds;
+	pthread_mutex_unlock(&lock);
+	if (metrics_live_rule(since, poll, list)) {
+		snprintf(why, cap, "ok");
+		return 1;
+	}
+	snprintf(why, cap, "no pass started for %llds, more than 3 poll intervals (%llds) and a whole list (%llds)",
+	    (long long)since, (long long)poll, (long long)list);
+	return 0;
+}
+
+int metrics_ready(char *why, size_t cap)
+{
+	int once, fails, leader;
+
+	pthread_mutex_lock(&lock);
+	once = st.listed_once;
+	fails = st.list_failures;
+	leader = st.leader;
+	pthread_mutex_unlock(&lock);
+	if (metrics_ready_rule(once, fails, leader))
+		snprintf(why, cap, "ok");
+	else if (!once)
+		snprintf(why, cap, "no node list read yet");
+	else
+		snprintf(why, cap, "the last %d node listings failed", fails);
+	return metrics_ready_rule(once, fails, leader);
+}
+
+/* The text being written: a cursor into the caller's buffer that remembers an overflow. */
+struct out {
+	char *b;
+	size_t cap, n;
+	int full;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (o->full)
+		return;
+	va_start(ap, fmt);
+	r = vsnprintf(o->b + o->n, o->cap - o->n, fmt, ap);
+	va_end(ap);
+	if (r < 0 || (size_t)r >= o->cap - o->n)
+		o->full = 1;
+	else
+		o->n += (size_t)r;
+}
+
+/* A label value, escaped as the text format wants (backslash, double quote, line end). */
+static void label(struct out *o, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			put(o, "\\%c", *v);
+		else if (*v == '\n')
+			put(o, "\\n");
+		else
+			put(o, "%c", *v);
+	}
+}
+
+/* Milliseconds as seconds, written as Prometheus' clients write floats ("0.1", "2.5", "600"). */
+static void seconds(struct out *o, int64_t ms)
+{
+	int64_t frac = ms % 1000;
+	int digits = 3;
+
+	put(o, "%lld", (long long)(ms / 1000));
+	if (!frac)
+		return;
+	while (frac % 10 == 0) {
+		frac /= 10;
+		digits--;
+	}
+	put(o, ".%0*lld", digits, (long long)frac);
+}
+
+/* The HELP and TYPE lines every metric starts with. */
+static void head(struct out *o, const char *name, const char *type, const char *help)
+{
+	put(o, "# HELP noderecover_%s %s\n# TYPE noderecover_%s %s\n", name, help, name, type);
+}
+
+static void gauge(struct out *o, const char *name, const char *help, long long v)
+{
+	head(o, name, "gauge", help);
+	put(o, "noderecover_%s %lld\n", name, v);
+}
+
+int metrics_render(char *buf, size_t cap)
+{
+	struct out o = { buf, cap, 0, 0 };
+	struct state s;
+
+	if (cap == 0)
+		return -1;
+	pthread_mutex_lock(&lock);
+	s = st;
+	pthread_mutex_unlock(&lock);
+
+	head(&o, "build_info", "gauge", "Always 1; the version label says which build runs.");
+	put(&o, "noderecover_build_info{version=\"");
+	label(&o, s.version);
+	put(&o, "\"} 1\n");
+	gauge(&o, "leader", "1 when this replica acts (the leader, or leader election is off), else 0.", s.leader);
+
+	head(&o, "passes_total", "counter", "Passes by how they ended: ok, failed (a listing, an action or a refusal failed), held (the storm guard held an action back).");
+	for (int i = 0; i < METRICS_PASSES; i++)
+		put(&o, "noderecover_passes_total{result=\"%s\"} %llu\n", pass_names[i], (unsigned long long)s.passes[i]);
+
+	head(&o, "pass_duration_seconds", "histogram", "How long passes took, listing and acting.");
+	for (int i = 0; i < METRICS_BUCKETS; i++) {
+		put(&o, "noderecover_pass_duration_seconds_bucket{le=\"");
+		seconds(&o, bucket_ms[i]);
+		put(&o, "\"} %llu\n", (unsigned long long)s.buckets[i]);
+	}
+	put(&o, "noderecover_pass_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)s.count);
+	put(&o, "noderecover_pass_duration_seconds_sum ");
+	seconds(&o, s.sum_ms);
+	put(&o, "\n");
+	put(&o, "noderecover_pass_duration_seconds_count %llu\n", (unsigned long long)s.count);
+
+	gauge(&o, "last_successful_pass_timestamp_seconds", "When the last pass that ended ok finished, Unix seconds; 0: none yet.", (long long)s.last_ok);
+
+	head(&o, "actions_total", "counter", "Decided actions by kind and what became of them.");
+	for (int k = 0; k < METRICS_KINDS; k++)
+		for (int r = 0; r < METRICS_RESULTS; r++)
+			if (possible[k] & 1u << r)
+				put(&o, "noderecover_actions_total{action=\"%s\",result=\"%s\"} %llu\n", kind_names[k], result_names[r],
+				    (unsigned long long)s.actions[k][r]);
+
+	head(&o, "nodes", "gauge", "Nodes in the last complete list, by their Ready condition (none: no Ready condition).");
+	for (int i = 0; i < METRICS_READIES; i++)
+		put(&o, "noderecover_nodes{ready=\"%s\"} %ld\n", ready_names[i], s.nodes[i]);
+	gauge(&o, "etcd_ready_members", "Ready nodes labelled node-role.kubernetes.io/etcd=true in the last complete list.", s.etcd_ready);
+	gauge(&o, "storm_guard_engaged", "1 while the storm guard holds new taints and deletes back (engaged or cooling down), else 0.", s.storm);
+
+	head(&o, "api_requests_total", "counter", "API requests by method and HTTP status (error: no answer; other: a status not listed), retries included.");
+	for (size_t m = 0; m < METHODS; m++)
+		for (size_t c = 0; c < CODES; c++) {
+			if (!s.api[m][c])
+				continue;
+			if (codes[c] > 0)
+				put(&o, "noderecover_api_requests_total{method=\"%s\",code=\"%d\"} %llu\n", methods[m], codes[c],
+				    (unsigned long long)s.api[m][c]);
+			else
+				put(&o, "noderecover_api_requests_total{method=\"%s\",code=\"%s\"} %llu\n", methods[m],
+				    codes[c] == 0 ? "error" : "other", (unsigned long long)s.api[m][c]);
+		}
+	if (o.full)
+		return -1;
+	return (int)o.n;
+}

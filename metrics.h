@@ -1,0 +1,98 @@
+/*
+ * What noderecover tells Prometheus and the kubelet: counters and gauges the loop sets, the
+ * Prometheus text exposition of them, and the /livez and /readyz rules. Fixed-size state behind
+ * one mutex, so the listener's thread reads what the loop writes; nothing here allocates, does
+ * I/O, or knows HTTP or Kubernetes.
+ */
+#ifndef METRICS_H
+#define METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The exact Content-Type of the Prometheus text format 0.0.4 (Prometheus 3 refuses a scrape
+ * whose Content-Type it cannot parse, a comma for the ';' included). */
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* How a pass ended: ok, failed (a listing, an action or a refusal failed it), or held (it
+ * failed nothing, but the storm guard held an action back). */
+enum metrics_pass { METRICS_PASS_OK, METRICS_PASS_FAILED, METRICS_PASS_HELD, METRICS_PASSES };
+
+enum metrics_kind { METRICS_TAINT, METRICS_CLEAR, METRICS_DELETE, METRICS_KINDS };
+
+/* What became of one decided action; each decided action counts once, under its last word. */
+enum metrics_result {
+	METRICS_OK,        /* the change was stored */
+	METRICS_DRY_RUN,   /* a dry run: not sent, or sent with dryRun=All and accepted */
+	METRICS_CHANGED,   /* the node kept changing under us, or needed nothing once read again */
+	METRICS_GONE,      /* 404: the node was already gone */
+	METRICS_FAILED,    /* the API refused it or the request failed; retried next pass */
+	METRICS_REFUSED,   /* a delete refused by a safety rule (control-plane, etcd, quorum) */
+	METRICS_HELD,      /* held back by the storm guard */
+	METRICS_EXCLUDED,  /* not done: the node carries the opt-out label */
+	METRICS_RESULTS
+};
+
+/* Ready condition states, as node.h counts them. */
+enum metrics_ready { METRICS_READY_TRUE, METRICS_READY_FALSE, METRICS_READY_UNKNOWN, METRICS_READY_NONE, METRICS_READIES };
+
+/* Pass duration histogram bounds, seconds: a pass is well under a second on a healthy
+ * cluster, and a list may take up to 600 s. */
+#define METRICS_BUCKETS 10
+
+/* Failed listings in a row after which /readyz fails (it passes again once one succeeds). */
+#define METRICS_LIST_FAILURES 3
+
+/*
+ * Starts afresh: every counter 0, leader 1, version the build's (kept, must outlive the
+ * process). poll and list_seconds: the loop's poll interval and the longest a list may take,
+ * for /livez; now: the monotonic clock in seconds, counted as the last start of a pass so a
+ * process that has not begun its first pass yet is alive. Call before the listener starts.
+ */
+void metrics_init(const char *version, int64_t poll, int64_t list_seconds, int64_t now);
+
+/* At the start of every round of the loop (now: monotonic seconds), for /livez. */
+void metrics_pass_started(int64_t now);
+/* After each pass's listing: ok nonzero when the whole list was read, for /readyz. */
+void metrics_list_result(int ok);
+/* After each pass: how it ended, how long it took (ms), and the wall clock (Unix seconds). */
+void metrics_pass_done(enum metrics_pass r, int64_t duration_ms, int64_t wall);
+/* One decided action, counted once under what finally became of it. */
+void metrics_action(enum metrics_kind k, enum metrics_result r);
+/* The last complete list: nodes by Ready state, and Ready etcd members. */
+void metrics_nodes(const long by_ready[METRICS_READIES], long etcd_ready);
+/* Whether the storm guard holds new taints and deletes back (engaged or cooling down). */
+void metrics_storm(int holding);
+/* Whether this replica is the leader (1 when leader election is off: the default). */
+void metrics_leader(int leader);
+/*
+ * One API request's answer: method as sent, status the HTTP status, or 0 when no answer came
+ * (connection, TLS, deadline). Shaped as kube.h's observer, so it plugs in directly; ctx unused.
+ */
+void metrics_api(void *ctx, const char *method, int status);
+
+/*
+ * The Prometheus text format 0.0.4 of everything above, into buf[0..cap). Returns the length
+ * (no NUL counted, one written if it fits), or -1 when cap is too small (nothing usable then).
+ * METRICS_TEXT_MAX is always enough.
+ */
+#define METRICS_TEXT_MAX 16384
+int metrics_render(char *buf, size_t cap);
+
+/*
+ * The probes' rules, pure (tested as a table). live: the loop started a round within 3 poll
+ * intervals plus the longest list (since: seconds since it last did). ready: the first list
+ * succeeded and fewer than METRICS_LIST_FAILURES listings in a row failed since; a replica
+ * that is not the leader lists nothing and is ready while it is alive.
+ */
+int metrics_live_rule(int64_t since, int64_t poll, int64_t list_seconds);
+int metrics_ready_rule(int listed_once, int failures_in_a_row, int leader);
+
+/*
+ * The probes now (now: monotonic seconds): 1 healthy, 0 not, and one line saying why in
+ * why[0..cap) either way ("ok", or what is wrong).
+ */
+int metrics_live(int64_t now, char *why, size_t cap);
+int metrics_ready(char *why, size_t cap);
+
+#endif
