@@ -124,7 +124,7 @@ func scenarioLease(t *testing.T, c *cluster) {
 		t.Fatalf("audit: no lease update by replica b after the stop")
 	}
 	took := takeover.Sub(stoppedAt)
-	measure(t, "scenario 12: the other replica took the lease over %s after the leader was stopped (lease 15s, retry 2s)", fmtSeconds(took))
+	measure(t, "scenario 13: the other replica took the lease over %s after the leader was stopped (lease 15s, retry 2s)", fmtSeconds(took))
 	if took < 14*time.Second || took > 25*time.Second {
 		t.Errorf("take-over %s after SIGSTOP, want 15-25s", fmtSeconds(took))
 	}

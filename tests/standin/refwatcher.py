@@ -360,9 +360,16 @@ def check_access(s, cl):
         needs.append(("patch", "deploy/noderecover.yaml"))
         if s["prune"]:
             needs.append(("delete", "deploy/noderecover-prune.yaml"))
-    for verb, file in needs:
+    needs = [(verb, file, "", "nodes", None) for verb, file in needs]
+    if s["dry"] is None:
+        # noderecover posts Events (the model does not, but asks as it does)
+        needs.append(("create", "deploy/noderecover.yaml", "events.k8s.io", "events", "default"))
+    for verb, file, group, resource, ns in needs:
+        attrs = {"verb": verb, "group": group, "resource": resource}
+        if ns:
+            attrs = dict(namespace=ns, **attrs)
         body = json.dumps({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
-                           "spec": {"resourceAttributes": {"verb": verb, "group": "", "resource": "nodes"}}})
+                           "spec": {"resourceAttributes": attrs}})
         try:
             st, data = cl.call("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body, "application/json")
             allowed = None
@@ -385,12 +392,14 @@ def check_access(s, cl):
                         user = user.replace(tok[i:i + 8], "[redacted]")
             except (Fail, ValueError, KeyError, TypeError, AttributeError):
                 pass
-            log("Permission check: %s may not %s nodes (cluster-wide), which these settings need: %s grants it; not starting"
-                % (user, verb, file if s["prune"] is None or verb == "delete" else "deploy/noderecover-prune.yaml"))
+            log("Permission check: %s may not %s %s%s, which these settings need: %s grants it; not starting"
+                % (user, verb, resource + ("." + group if group else ""),
+                   " in namespace " + ns if ns else " (cluster-wide)",
+                   file if s["prune"] is None or verb == "delete" else "deploy/noderecover-prune.yaml"))
             return False
         if allowed is not True:
-            log("Permission check not made: asking whether we may %s nodes: %s; going on without it"
-                % (verb, "HTTP %d" % st if isinstance(st, int) else st))
+            log("Permission check not made: asking whether we may %s %s: %s; going on without it"
+                % (verb, resource, "HTTP %d" % st if isinstance(st, int) else st))
             return True
     return True
 

@@ -40,19 +40,21 @@ class Access(Case):
         self.assertEqual(self.srv.reqs(), [], "requests after a denied permission" + self.ctx(r))
         self.assertEqual(len(r.lines), 2, "the start line and the denial only" + self.ctx(r))
 
-    def test_all_allowed_asks_list_and_patch_then_runs(self):
+    def test_all_allowed_asks_list_patch_and_events_then_runs(self):
         self.server(cluster())
         r = self.once(taint_after=60)
         self.assertRc(r, 0)
-        self.assertEqual(self.asked(), ["list", "patch"], self.ctx(r))
+        self.assertEqual(self.asked(), ["list", "patch", "create"], self.ctx(r))
         self.assertNoLog(r, "Permission check")
         self.assertTainted("agent-1", r)
-        # each review is for nodes, cluster-wide, in the core group; nothing else was asked
+        # nodes cluster-wide in the core group, then Events in default; nothing else was asked
+        ras = []
         for q in self.srv.reqs(reviews=True):
             if q.path == SSAR_PATH:
                 self.assertEqual(q.json()["apiVersion"], "authorization.k8s.io/v1")
                 ra = q.json()["spec"]["resourceAttributes"]
-                self.assertEqual((ra["group"], ra["resource"], "namespace" in ra), ("", "nodes", False))
+                ras.append((ra["group"], ra["resource"], ra.get("namespace")))
+        self.assertEqual(ras, [("", "nodes", None), ("", "nodes", None), ("events.k8s.io", "events", "default")])
         self.assertEqual([q for q in self.srv.reqs(reviews=True) if q.path == SSR_PATH], [],
                          "who we are is asked only to name a denial" + self.ctx(r))
 
@@ -92,7 +94,7 @@ class Access(Case):
         self.server(cluster(), verbs=("get", "list", "patch"))
         r = self.once(taint_after=60)
         self.assertRc(r, 0)
-        self.assertEqual(self.asked(), ["list", "patch"], self.ctx(r))
+        self.assertEqual(self.asked(), ["list", "patch", "create"], self.ctx(r))
         self.assertNoLog(r, "Permission check")
         self.assertTainted("agent-1", r)
         self.assertTainted("gone-1", r)

@@ -220,4 +220,4 @@ class LeaseAccess(Case):
         self.server(self.cluster(), review_deny=[("update", "leases")])
         r = self.once(taint_after=60)
         self.assertRc(r, 0)
-        self.assertEqual(asked(self.srv), ["list", "patch"], self.ctx(r))
+        self.assertEqual(asked(self.srv), ["list", "patch", "create"], self.ctx(r))
