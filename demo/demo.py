@@ -2,18 +2,20 @@
 """A one-minute look at noderecover: the watcher, run for real against the stand-in API
 server, with a small simulated k3s cluster (three servers, two removable agents) in which
 agents stop reporting. You see an agent tainted (and the Event on it), cleared when it returns,
-and another pruned.
+another pruned, and at the end what a Prometheus scrape of its /metrics says.
 
     ./build.sh demo            (or: python3 demo/demo.py build/noderecover)
 
 Everything stays on 127.0.0.1; it stops by itself.
 """
 import os
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "standin"))
@@ -58,6 +60,20 @@ def events(srv, name):
     return "; ".join("%s %s: %s" % (e["type"], e["reason"], e["note"]) for e in got) or "none"
 
 
+def free_port():
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        return sk.getsockname()[1]
+
+
+def scrape(port):
+    """What Prometheus would read from noderecover's /metrics: the lines about what it did."""
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+        text = r.read().decode()
+    keep = ("noderecover_actions_total", "noderecover_passes_total", "noderecover_nodes{")
+    return [ln for ln in text.splitlines() if ln.startswith(keep) and not ln.endswith(" 0")]
+
+
 def main():
     binary = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/noderecover")
     removable = {fixtures.DEFAULT_PRUNE_LABEL: "true"}
@@ -72,8 +88,10 @@ def main():
             % (srv.url, fixtures.DEFAULT_PRUNE_LABEL))
         say("starting noderecover: taint after %ds Unknown, prune after %ds, poll every %ds"
             % (TAINT_AFTER, PRUNE_AFTER, POLL))
+        port = free_port()
+        say("its /metrics, /livez and /readyz on http://127.0.0.1:%d (--listen)" % port)
         watcher = subprocess.Popen([
-            binary, "run", "--server", srv.url, "--ca-file", os.path.join(d, "ca.crt"),
+            binary, "run", "--listen", "127.0.0.1:%d" % port, "--server", srv.url, "--ca-file", os.path.join(d, "ca.crt"),
             "--token-file", srv.token_file, "--self-node", "server-0",
             "--taint-after", str(TAINT_AFTER), "--prune-after", str(PRUNE_AFTER), "--poll", str(POLL)])
         try:
@@ -96,6 +114,9 @@ def main():
                     say("the watcher exited early with status %d" % watcher.returncode)
                     return 1
                 step()
+            say("a scrape of /metrics (its lines about passes, actions and nodes that are not 0):")
+            for ln in scrape(port):
+                say("  " + ln)
             ok = (srv.node("agent-2") is None and "out-of-service" not in state(srv, "agent-1")
                   and all(srv.node("server-%d" % i) for i in range(3)))
             say("done: agent-1 recovered and untainted, agent-2 pruned, the servers untouched" if ok
