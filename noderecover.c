@@ -232,10 +232,11 @@ static void say_start(const struct settings *s, const struct kube_target *t)
 	else
 		snprintf(storm, sizeof storm, "storm guard above %s Unknown (cooldown %llds)",
 		    pass_limit_text(s, lim, sizeof lim), (long long)s->storm_cooldown);
-	say("noderecover %s starting%s: taint after %llds, %s, %s, opt-out label %s=true, annotation %s, self node %s%s%s, poll %llds, page size %ld; cluster %s%s%s from %s, authenticating with %s%s%s",
+	say("noderecover %s starting%s: taint after %llds, %s, %s, opt-out label %s=true, annotation %s, Events %s, self node %s%s%s, poll %llds, page size %ld; cluster %s%s%s from %s, authenticating with %s%s%s",
 	    NODERECOVER_VERSION, s->dry_run == DRY_RUN_CLIENT ? " a dry run (no write is sent)"
 	    : s->dry_run == DRY_RUN_SERVER ? " a server dry run (every write with dryRun=All)" : "",
 	    (long long)s->taint_after, prune, storm, s->exclude_label, s->annotation,
+	    !s->events ? "off" : s->dry_run != DRY_RUN_NONE ? "off in a dry run" : "on (namespace " EVENTS_NAMESPACE ")",
 	    s->self_node[0] ? s->self_node : "unknown (set NODE_RECOVERY_SELF_NODE from spec.nodeName)",
 	    s->self_node[0] ? " from " : "", s->self_node[0] ? s->self_source : "",
 	    (long long)s->poll, s->page_size, t->server,

@@ -228,6 +228,18 @@ func (c *cluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(c.nodes[i])
+	case r.URL.Path == "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews" && r.Method == http.MethodPost:
+		// the permission check at start: everything is allowed here (not counted: not an error)
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(201)
+		io.WriteString(w, `{"kind":"SelfSubjectAccessReview","apiVersion":"authorization.k8s.io/v1","status":{"allowed":true}}`)
+	case strings.HasPrefix(r.URL.Path, "/apis/events.k8s.io/v1/namespaces/") && r.Method == http.MethodPost:
+		// an Event after each action: accepted, not kept (not counted: not an error)
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(201)
+		io.WriteString(w, `{}`)
 	default:
 		c.st.other.Add(1)
 		status(w, 404, "NotFound", "the server could not find the requested resource")
