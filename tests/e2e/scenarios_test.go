@@ -698,6 +698,11 @@ func scenarioPaging(t *testing.T, c *cluster, tokenFile string) {
 		if ev.Verb != "list" {
 			continue
 		}
+		// A node whose change was refused because it changed since it was listed (the node
+		// lifecycle controller writes these nodes too) is read again alone: not a page.
+		if strings.Contains(ev.RequestURI, "fieldSelector=metadata.name") {
+			continue
+		}
 		if !strings.Contains(ev.RequestURI, "limit="+strconv.Itoa(pageSize)) {
 			t.Errorf("audit: node list without limit=%d: %s", pageSize, ev.RequestURI)
 			continue
