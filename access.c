@@ -31,6 +31,12 @@ static int writing(const struct settings *s)
 	return s->dry_run != DRY_RUN_CLIENT;
 }
 
+/* run follows a watch between lists; once lists only. */
+static int watching(const struct settings *s)
+{
+	return s->watch && s->mode == MODE_RUN;
+}
+
 static int pruning(const struct settings *s)
 {
 	return s->prune_after > 0 && writing(s);
@@ -71,6 +77,7 @@ struct need {
 
 static const struct need needs[] = {
 	{ always, "list", "", "nodes", NULL, NULL },
+	{ watching, "watch", "", "nodes", NULL, NULL },
 	{ writing, "patch", "", "nodes", NULL, NULL },
 	{ pruning, "delete", "", "nodes", NULL, DEPLOY_PRUNE },
 	{ electing, "get", "coordination.k8s.io", "leases", lease_namespace, NULL },

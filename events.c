@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "clock.h"
 #include "events.h"
 #include "json.h"
 #include "say.h"
@@ -54,10 +55,10 @@ static void clean(char *out, size_t cap, const char *s)
 	out[o] = '\0';
 }
 
-/* The monotonic clock in seconds (http.h's clock: the one every deadline is measured by). */
+/* The monotonic clock in seconds (clock.h: the one every deadline is measured by). */
 static int64_t mono_seconds(void)
 {
-	return http_clock_ms() / 1000;
+	return clock_ms() / 1000;
 }
 
 void events_init(struct events *e, struct kube *kc, const volatile sig_atomic_t *stop,

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "http.h"
 #include "text.h"
 
@@ -399,7 +400,6 @@ int http_init(struct http_conn *c, const struct tls_creds *creds, const char *ho
     const char *verify_name)
 {
 	static const long limits[HTTP_PHASES] = { HTTP_CONNECT_MS, HTTP_HANDSHAKE_MS, HTTP_HEAD_MS, HTTP_RESPONSE_MS };
-	const char *scale = getenv("NODERECOVER_TEST_DEADLINE_SCALE");
 	size_t hl = strlen(host);
 	const char *vn;
 	int n;
@@ -407,9 +407,6 @@ int http_init(struct http_conn *c, const struct tls_creds *creds, const char *ho
 	memset(c, 0, sizeof *c);
 	c->fd = -1;
 	memcpy(c->limit_ms, limits, sizeof limits);
-	c->scale = scale && *scale ? atoi(scale) : 1;
-	if (c->scale < 1 || c->scale > 1000)
-		c->scale = 1;
 	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
 		host++;
 		hl -= 2;
@@ -430,19 +427,6 @@ int http_init(struct http_conn *c, const struct tls_creds *creds, const char *ho
 	return 0;
 }
 
-long long http_clock_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-long long http_later(const struct http_conn *c, long ms)
-{
-	return http_clock_ms() + ms / c->scale;
-}
-
 void http_deadline(struct http_conn *c, enum http_phase ph, long ms)
 {
 	c->limit_ms[ph] = ms;
@@ -451,7 +435,7 @@ void http_deadline(struct http_conn *c, enum http_phase ph, long ms)
 /* Starts phase ph, begun at start: it ends after its own limit, or at cap or c->until if sooner. */
 static void enter(struct http_conn *c, enum http_phase ph, long long start, long long cap)
 {
-	long long end = start + c->limit_ms[ph] / c->scale;
+	long long end = start + clock_span(c->limit_ms[ph]);
 
 	c->by_until = 0;
 	if (cap && cap < end)
@@ -478,7 +462,7 @@ static int wait_fd(struct http_conn *c, int fd, short ev)
 {
 	for (;;) {
 		struct pollfd pf = { fd, ev, 0 };
-		long long left = c->phase_end - http_clock_ms();
+		long long left = c->phase_end - clock_ms();
 		int n;
 
 		if (stop_seen(c))
@@ -499,7 +483,7 @@ static int wait_fd(struct http_conn *c, int fd, short ev)
 
 int http_sleep(struct http_conn *c, long ms, long long until)
 {
-	long long end = http_clock_ms() + ms;
+	long long end = clock_ms() + ms;
 
 	c->stopped = c->expired = 0;
 	if (until && end > until) {
@@ -507,7 +491,7 @@ int http_sleep(struct http_conn *c, long ms, long long until)
 		return cfail(c, "waiting %lds more would pass the deadline", (ms + 999) / 1000);
 	}
 	for (;;) {
-		long long left = end - http_clock_ms();
+		long long left = end - clock_ms();
 		if (stop_seen(c))
 			return cfail(c, "stopped while waiting");
 		if (left <= 0)
@@ -656,10 +640,10 @@ static int open_conn(struct http_conn *c)
 {
 	c->io_eof = c->io_errno = 0;
 	c->nfirst = 0;
-	enter(c, HTTP_CONNECT, http_clock_ms(), 0);
+	enter(c, HTTP_CONNECT, clock_ms(), 0);
 	if (tcp_connect(c) < 0)
 		return -1;
-	enter(c, HTTP_HANDSHAKE, http_clock_ms(), 0);
+	enter(c, HTTP_HANDSHAKE, clock_ms(), 0);
 	if (tls_client_reset(&c->tls) < 0) {
 		io_fail(c, "TLS handshake with");
 		http_close(c);
@@ -824,7 +808,7 @@ int http_request(struct http_conn *c, const char *method, const char *path, cons
 		c->got_byte = 0;
 		c->rpos = c->rlen = 0;
 		http_parser_init(&c->parser);
-		start = http_clock_ms();
+		start = clock_ms();
 		enter(c, HTTP_RESPONSE, start, 0);
 		c->response_end = c->phase_end;
 		c->response_ms = c->phase_ms;
@@ -904,6 +888,62 @@ long http_read(struct http_conn *c, char *buf, size_t n)
 		if (e == 1)
 			return 0;
 	}
+}
+
+long http_read_wait(struct http_conn *c, char *buf, size_t n, int64_t until, long grace_ms)
+{
+	long long save_end, save_ms;
+	int save_by;
+	long got;
+
+	if (!c->in_body)
+		return 0;
+	c->stopped = c->expired = 0;
+	/* nothing decoded or decrypted at hand: wait for the socket, without failing at until */
+	while (c->rpos == c->rlen && !(br_ssl_engine_current_state(&c->tls.sc.eng) & BR_SSL_RECVAPP)) {
+		struct pollfd pf = { c->fd, POLLIN, 0 };
+		int64_t now = clock_ms(), left = until - now;
+		int r;
+
+		if (stop_seen(c)) {
+			cfail(c, "reading response from %s: stopped", c->where);
+			http_close(c);
+			return -1;
+		}
+		if (left <= 0)
+			return HTTP_IDLE;
+		if (now >= c->response_end) {
+			c->expired = 1;
+			io_fail(c, "reading response from");
+			http_close(c);
+			return -1;
+		}
+		if (left > c->response_end - now)
+			left = c->response_end - now;
+		r = poll(&pf, 1, left > HTTP_WAIT_SLICE_MS ? HTTP_WAIT_SLICE_MS : (int)left);
+		if (r > 0)
+			break;
+		if (r < 0 && errno != EINTR) {
+			c->io_errno = errno;
+			io_fail(c, "reading response from");
+			http_close(c);
+			return -1;
+		}
+	}
+	/* bytes are arriving: what they start must come within grace_ms */
+	save_end = c->phase_end;
+	save_ms = c->phase_ms;
+	save_by = c->by_until;
+	if (clock_after(grace_ms) < c->phase_end) {
+		c->phase_end = clock_after(grace_ms);
+		c->phase_ms = clock_span(grace_ms);
+		c->by_until = 0;
+	}
+	got = http_read(c, buf, n);
+	c->phase_end = save_end;
+	c->phase_ms = save_ms;
+	c->by_until = save_by;
+	return got;
 }
 
 void http_discard(struct http_conn *c)

@@ -91,7 +91,6 @@ struct http_conn {
 	long limit_ms[HTTP_PHASES];  /* set by http_init (HTTP_*_MS), changed by http_deadline;
 	                                RESPONSE's set by each request from its bounds */
 	long long until;             /* private: the request's bounds.until; 0: none */
-	int scale;                   /* private: test-only divisor of every limit (see http_init) */
 	const volatile sig_atomic_t *stop; /* when set and nonzero: give up within HTTP_WAIT_SLICE_MS */
 	int fd;                      /* -1 when closed */
 	int in_body;                 /* a response body is being read */
@@ -123,22 +122,18 @@ struct http_conn {
  * verify the certificate against host (a DNS name, or an iPAddress SAN when host is an IP
  * literal); an IP literal in verify_name is checked the same way. Connects lazily. Every field
  * is set here, none kept from before; c must be closed (http_close) before it is set again.
- * Tests only: NODERECOVER_TEST_DEADLINE_SCALE=N in the environment divides every limit by N.
+ * Every limit is waited as clock_span(limit): tests scale them all down in one place (clock.h).
  * Returns 0, or -1 when a name does not fit (c->err says which).
  */
 int http_init(struct http_conn *c, const struct tls_creds *creds, const char *host, const char *port,
     const char *verify_name);
-/* The monotonic clock, in milliseconds. */
-long long http_clock_ms(void);
-/* http_clock_ms() plus ms, divided as the limits are: for a deadline over several requests. */
-long long http_later(const struct http_conn *c, long ms);
 /* Sets the limit of CONNECT, HANDSHAKE or HEAD for the requests that follow (tests shorten them). */
 void http_deadline(struct http_conn *c, enum http_phase ph, long ms);
 
 /*
  * What one request may take beyond the fixed phases: its whole response (HTTP_RESPONSE, to the
  * last body byte) and a time no wait may pass, a caller's deadline over several requests such
- * as a whole list (from http_later; 0: none). A NULL bounds means HTTP_RESPONSE_MS and none.
+ * as a whole list (from clock_after; 0: none). A NULL bounds means HTTP_RESPONSE_MS and none.
  */
 struct http_bounds {
 	long response_ms;
@@ -165,6 +160,16 @@ int http_request(struct http_conn *c, const char *method, const char *path, cons
     const void *body, size_t bodylen, const struct http_bounds *b, struct http_response *r);
 /* Reads up to n decoded body bytes. Returns the count, 0 at the end of the body, -1 on error. */
 long http_read(struct http_conn *c, char *buf, size_t n);
+/*
+ * For a body that streams without end (a watch): reads up to n decoded bytes as http_read
+ * does, but when nothing has arrived by until (monotonic ms), returns HTTP_IDLE and keeps the
+ * connection as it is. Once bytes arrive, what they start (a TLS record, a chunk) must
+ * complete within grace_ms (a fixed timer: clock_span applies), else the read fails: a peer
+ * that stalls mid-record is a broken stream. The whole response's limit still holds.
+ * Returns the count, 0 at the end of the body, HTTP_IDLE, or -1 (c->err).
+ */
+#define HTTP_IDLE (-2)
+long http_read_wait(struct http_conn *c, char *buf, size_t n, int64_t until, long grace_ms);
 /* Reads and drops the rest of a body (up to a bound) so the connection can be reused, else closes. */
 void http_discard(struct http_conn *c);
 void http_close(struct http_conn *c);

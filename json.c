@@ -248,13 +248,22 @@ enum {
 /* In S_NUM, sub is where: after '-', after a leading 0, in digits, after '.', ... */
 enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
 /* What a container is, at depth < 6; every container inside an OTHER one is OTHER. */
-enum { C_OTHER, C_DOC, C_TOP, C_ENVMETA, C_ITEMS, C_ITEM, C_META, C_SPEC, C_STATUS, C_LABELS, C_ANNS };
-/* Keys of the envelope; in an item a key is a mask of the members (1 << JSON_*) it names. */
-enum { K_NONE, K_ITEMS, K_ENVMETA, K_CONT };
-/* The string being read: 0 a value, 1 a key; capture: 0, into keybuf, into cont. */
-enum { CAP_NONE, CAP_KEY, CAP_CONT };
+enum { C_OTHER, C_DOC, C_TOP, C_ENVMETA, C_ITEMS, C_ITEM, C_META, C_SPEC, C_STATUS, C_LABELS, C_ANNS,
+	C_STREAM, C_EVENT };
+/* Keys of the envelope and of a watch event; in an item a key is a mask of the members
+ * (1 << JSON_*) it names. */
+enum { K_NONE, K_ITEMS, K_ENVMETA, K_CONT, K_RV, K_TYPE, K_OBJECT };
+/* Bits of seen: what the envelope, or the event being read, has had. */
+enum { SEEN_ITEMS = 1, SEEN_ENVMETA = 2, SEEN_CONT = 4, SEEN_RV = 8, SEEN_TYPE = 16, SEEN_OBJECT = 32 };
+/* The string being read: 0 a value, 1 a key; capture: 0, into keybuf, cont, rv or type. */
+enum { CAP_NONE, CAP_KEY, CAP_CONT, CAP_RV, CAP_TYPE };
 
 #define CTXN 6
+
+static const char *doc_name(const struct json_list *l)
+{
+	return l->kind[0] == C_DOC ? "node list" : l->kind[0] == C_STREAM ? "watch stream" : "JSON";
+}
 
 static int fail(struct json_list *l, size_t i, const char *why)
 {
@@ -263,11 +272,10 @@ static int fail(struct json_list *l, size_t i, const char *why)
 	l->reason = why;
 	l->err_at = at;
 	if (l->in_item)
-		snprintf(l->err, sizeof l->err, "malformed %s at byte %zu (byte %zu of item %d): %s",
-		    l->kind[0] == C_DOC ? "node list" : "JSON", at, l->size + i - l->mark, l->nitems + 1, why);
+		snprintf(l->err, sizeof l->err, "malformed %s at byte %zu (byte %zu of %s %d): %s", doc_name(l), at,
+		    l->size + i - l->mark, l->kind[0] == C_STREAM ? "event" : "item", l->nitems + 1, why);
 	else
-		snprintf(l->err, sizeof l->err, "malformed %s at byte %zu: %s",
-		    l->kind[0] == C_DOC ? "node list" : "JSON", at, why);
+		snprintf(l->err, sizeof l->err, "malformed %s at byte %zu: %s", doc_name(l), at, why);
 	l->st = S_FAILED;
 	return -1;
 }
@@ -279,10 +287,13 @@ static const struct {
 	size_t n;
 } known_keys[] = {
 	KEY(C_TOP, K_ITEMS, "items"), KEY(C_TOP, K_ENVMETA, "metadata"), KEY(C_ENVMETA, K_CONT, "continue"),
+	KEY(C_ENVMETA, K_RV, "resourceVersion"),
 	KEY(C_ITEM, JSON_METADATA, "metadata"), KEY(C_ITEM, JSON_SPEC, "spec"), KEY(C_ITEM, JSON_STATUS, "status"),
+	KEY(C_ITEM, JSON_KIND, "kind"),
 	KEY(C_META, JSON_NAME, "name"), KEY(C_META, JSON_UID, "uid"), KEY(C_META, JSON_RV, "resourceVersion"),
 	KEY(C_META, JSON_LABELS, "labels"), KEY(C_META, JSON_ANNOTATIONS, "annotations"),
 	KEY(C_SPEC, JSON_TAINTS, "taints"), KEY(C_STATUS, JSON_CONDITIONS, "conditions"),
+	KEY(C_EVENT, K_TYPE, "type"), KEY(C_EVENT, K_OBJECT, "object"),
 };
 
 /* A key written without escapes is itself: lengths first (str_eq for the rest). */
@@ -303,19 +314,22 @@ static __attribute__((noinline)) int classify(const struct json_list *l, int cx)
 		return mask;
 	}
 	/* where each context's keys start in known_keys, which is sorted by context */
-	static const unsigned char from[] = { [C_TOP] = 0, [C_ENVMETA] = 2, [C_ITEMS] = 3, [C_ITEM] = 3,
-		[C_META] = 6, [C_SPEC] = 11, [C_STATUS] = 12, [C_LABELS] = 13 };
+	static const unsigned char from[] = { [C_TOP] = 0, [C_ENVMETA] = 2, [C_ITEMS] = 4, [C_ITEM] = 4,
+		[C_META] = 8, [C_SPEC] = 13, [C_STATUS] = 14, [C_LABELS] = 15, [C_ANNS] = 15, [C_STREAM] = 15,
+		[C_EVENT] = 15, [C_EVENT + 1] = 17 };
 	for (int j = from[cx]; j < from[cx + 1]; j++)
 		if (KEY_IS(known_keys[j].s, known_keys[j].n))
-			return cx <= C_ENVMETA ? known_keys[j].key : 1 << known_keys[j].key;
+			return cx <= C_ENVMETA || cx == C_EVENT ? known_keys[j].key : 1 << known_keys[j].key;
 	return K_NONE;
 }
 
 /* Appends captured bytes of a key or of metadata.continue, as written. */
 static void capture(struct json_list *l, const unsigned char *s, size_t k)
 {
-	char *to = l->capture == CAP_KEY ? l->keybuf : l->cont;
-	size_t cap = l->capture == CAP_KEY ? sizeof l->keybuf : JSON_CONTINUE_MAX;
+	char *to = l->capture == CAP_KEY ? l->keybuf : l->capture == CAP_CONT ? l->cont
+	    : l->capture == CAP_RV ? l->rv : l->type;
+	size_t cap = l->capture == CAP_KEY ? sizeof l->keybuf : l->capture == CAP_CONT ? JSON_CONTINUE_MAX
+	    : l->capture == CAP_RV ? NODE_RV_MAX : JSON_TYPE_MAX;
 
 	if (k > cap - l->caplen) {
 		l->full = 1;
@@ -333,6 +347,41 @@ static void keep(struct json_list *l, const char *s, size_t k)
 	else
 		l->skipping = 1;
 	l->size += k;
+}
+
+/* An item (an element of items, a watch event's object) starts at p[i]. */
+static int begin_item(struct json_list *l, size_t i)
+{
+	memset(&l->it, 0, sizeof l->it);
+	l->in_item = 1;
+	l->skipping = 0;
+	l->size = 0;
+	l->mark = i;
+	return C_ITEM;
+}
+
+/* The item ended just before p[i]: its last bytes kept, it->p and len set. */
+static void end_item(struct json_list *l, const char *p, size_t i)
+{
+	int stream = l->kind[0] == C_STREAM;
+
+	keep(l, p + l->mark, i - l->mark);
+	l->in_item = 0;
+	l->nitems += !stream;   /* a stream counts its events as they close */
+	l->it.p = l->skipping ? NULL : l->buf;
+	l->it.len = l->size;
+	l->it.index = l->nitems + stream;
+}
+
+/* What a caller's callback returned: nonzero stops the scan. */
+static int stopped(struct json_list *l, int r)
+{
+	if (r != 0) {
+		snprintf(l->err, sizeof l->err, "stopped at %s %d by the caller", l->kind[0] == C_STREAM ? "event" : "item",
+		    l->nitems);
+		l->st = S_FAILED;
+	}
+	return r;
 }
 
 /*
@@ -357,13 +406,14 @@ static int value_in(struct json_list *l, int cx, int d, int c, size_t i)
 		}
 		return C_OTHER;
 	case C_ENVMETA:
-		if (m == K_CONT) {
-			if (l->seen & 4)
-				return fail(l, i, "metadata.continue appears twice");
+		if (m == K_CONT || m == K_RV) {
+			int bit = m == K_CONT ? SEEN_CONT : SEEN_RV;
+			if (l->seen & bit)
+				return fail(l, i, m == K_CONT ? "metadata.continue appears twice" : "metadata.resourceVersion appears twice");
 			if (c != '"')
-				return fail(l, i, "metadata.continue is not a string");
-			l->seen |= 4;
-			l->capture = CAP_CONT;
+				return fail(l, i, m == K_CONT ? "metadata.continue is not a string" : "metadata.resourceVersion is not a string");
+			l->seen |= bit;
+			l->capture = m == K_CONT ? CAP_CONT : CAP_RV;
 			l->caplen = 0;
 			l->full = 0;
 		}
@@ -371,12 +421,28 @@ static int value_in(struct json_list *l, int cx, int d, int c, size_t i)
 	case C_ITEMS:
 		if (c != '{')
 			return fail(l, i, "an element of items is not an object");
-		memset(&l->it, 0, sizeof l->it);
-		l->in_item = 1;
-		l->skipping = 0;
-		l->size = 0;
-		l->mark = i;
-		return C_ITEM;
+		return begin_item(l, i);
+	case C_STREAM:
+		if (c != '{')
+			return fail(l, i, "a watch event is not an object");
+		l->seen = 0;
+		l->type[0] = '\0';
+		return C_EVENT;
+	case C_EVENT:
+		if (m == K_TYPE || m == K_OBJECT) {
+			int bit = m == K_TYPE ? SEEN_TYPE : SEEN_OBJECT;
+			if (l->seen & bit)
+				return fail(l, i, m == K_TYPE ? "a watch event's type appears twice" : "a watch event's object appears twice");
+			l->seen |= bit;
+			if (m == K_OBJECT)
+				return c == '{' ? begin_item(l, i) : fail(l, i, "a watch event's object is not an object");
+			if (c != '"')
+				return fail(l, i, "a watch event's type is not a string");
+			l->capture = CAP_TYPE;
+			l->caplen = 0;
+			l->full = 0;
+		}
+		return C_OTHER;
 	}
 	size_t at = l->size + i - l->mark;
 	if ((cx == C_LABELS || cx == C_ANNS) && c != '"' && !l->it.not_string[cx - C_LABELS])
@@ -401,28 +467,32 @@ static int value_done(struct json_list *l, int cx, int d, const char *p, size_t 
 	int m = d < CTXN ? l->memb[d] : K_NONE;
 
 	if (cx == C_ITEMS) {
-		keep(l, p + l->mark, i - l->mark);
-		l->in_item = 0;
-		l->nitems++;
-		l->it.p = l->skipping ? NULL : l->buf;
-		l->it.len = l->size;
-		l->it.index = l->nitems;
-		int r = l->item(l->ctx, &l->it);
-		if (r != 0) {
-			snprintf(l->err, sizeof l->err, "stopped at item %d by the caller", l->nitems);
-			l->st = S_FAILED;
-		}
-		return r;
+		end_item(l, p, i);
+		return stopped(l, l->item(l->ctx, &l->it));
 	}
-	if (cx == C_ENVMETA && m == K_CONT && l->capture == CAP_CONT) {
+	if (cx == C_STREAM) {
+		l->nitems++;
+		return stopped(l, l->event(l->ctx, l->type, l->seen & SEEN_OBJECT ? &l->it : NULL));
+	}
+	if (cx == C_EVENT && m == K_OBJECT) {
+		end_item(l, p, i);
+	} else if (cx == C_EVENT && m == K_TYPE && l->capture == CAP_TYPE) {
+		char raw[JSON_TYPE_MAX];
+		l->capture = CAP_NONE;
+		memcpy(raw, l->type, l->caplen);
+		if (l->full || str_copy(raw, l->caplen, l->type, sizeof l->type) < 0)
+			return fail(l, i, "a watch event's type is longer than 16 bytes or holds a NUL");
+	} else if (cx == C_ENVMETA && (m == K_CONT || m == K_RV) && (l->capture == CAP_CONT || l->capture == CAP_RV)) {
 		char raw[JSON_CONTINUE_MAX];
+		int cont = l->capture == CAP_CONT;
 		l->capture = CAP_NONE;
 		if (l->full)
-			return fail(l, i, "metadata.continue is longer than 4096 bytes");
-		memcpy(raw, l->cont, l->caplen);
-		if (str_copy(raw, l->caplen, l->cont, sizeof l->cont) < 0)
-			return fail(l, i, "metadata.continue holds a NUL");
-	} else if (cx >= C_ITEM) {
+			return fail(l, i, cont ? "metadata.continue is longer than 4096 bytes"
+			    : "metadata.resourceVersion is longer than 63 bytes");
+		memcpy(raw, cont ? l->cont : l->rv, l->caplen);
+		if (str_copy(raw, l->caplen, cont ? l->cont : l->rv, cont ? sizeof l->cont : sizeof l->rv) < 0)
+			return fail(l, i, cont ? "metadata.continue holds a NUL" : "metadata.resourceVersion holds a NUL");
+	} else if (cx >= C_ITEM && cx <= C_ANNS) {
 		for (unsigned bits = (unsigned)m; bits; bits &= bits - 1)
 			if (!l->it.m[__builtin_ctz(bits)].end)
 				l->it.m[__builtin_ctz(bits)].end = l->size + i - l->mark;
@@ -439,10 +509,10 @@ static void start(struct json_list *l, int cx)
 	l->st = S_VALUE;
 }
 
-void json_list_init(struct json_list *l, char *buf, size_t cap, const struct node_keys *keys,
-    json_item_fn item, void *ctx)
+/* The scan of a list (C_DOC) or a watch stream (C_STREAM) for keys, items into buf[0..cap). */
+static void start_nodes(struct json_list *l, int cx, char *buf, size_t cap, const struct node_keys *keys, void *ctx)
 {
-	start(l, C_DOC);
+	start(l, cx);
 	l->look[0] = NODE_LABEL_CONTROL_PLANE;
 	l->look[1] = NODE_LABEL_ETCD;
 	l->look[2] = keys ? keys->prune_label : NULL;
@@ -452,8 +522,21 @@ void json_list_init(struct json_list *l, char *buf, size_t cap, const struct nod
 		l->looklen[j] = l->look[j] ? strlen(l->look[j]) : 0;
 	l->buf = buf;
 	l->cap = cap;
-	l->item = item;
 	l->ctx = ctx;
+}
+
+void json_list_init(struct json_list *l, char *buf, size_t cap, const struct node_keys *keys,
+    json_item_fn item, void *ctx)
+{
+	start_nodes(l, C_DOC, buf, cap, keys, ctx);
+	l->item = item;
+}
+
+void json_watch_init(struct json_list *l, char *buf, size_t cap, const struct node_keys *keys,
+    json_event_fn event, void *ctx)
+{
+	start_nodes(l, C_STREAM, buf, cap, keys, ctx);
+	l->event = event;
 }
 
 #define NEED(state) do { if (i == n) { st = (state); goto out; } } while (0)
@@ -737,6 +820,8 @@ value_end:
 	if (cx != C_OTHER && (r = value_done(l, cx, depth, s, i)) != 0)
 		goto out;
 	if (depth == 0) {
+		if (l->kind[0] == C_STREAM)
+			goto value;   /* the next event, or the end of the stream */
 		st = S_DONE;
 		goto done;
 	}
@@ -775,6 +860,15 @@ int json_list_end(struct json_list *l)
 
 	if (l->st == S_FAILED)
 		return -1;
+	if (l->kind[0] == C_STREAM) {
+		if (l->st == S_VALUE && l->depth == 0)
+			return 0;
+		l->err_at = l->off;
+		l->reason = "the stream ended inside an event";
+		snprintf(l->err, sizeof l->err, "%s", l->reason);
+		l->st = S_FAILED;
+		return -1;
+	}
 	/* a number ends where the body does only at the top level */
 	if (l->st == S_NUM && l->depth == 0 && (l->sub == N_ZERO || l->sub == N_INT || l->sub == N_FRAC ||
 	    l->sub == N_EXP))
@@ -930,7 +1024,7 @@ static int lookup(const struct doc *d, int o, const struct name *names, int nn, 
 
 static const char *const member_path[JSON_MEMBERS] = {
 	"metadata", "spec", "status", "metadata.name", "metadata.uid", "metadata.resourceVersion",
-	"metadata.labels", "metadata.annotations", "", "", "", "", "", "spec.taints", "status.conditions",
+	"metadata.labels", "metadata.annotations", "", "", "", "", "", "spec.taints", "status.conditions", "kind",
 };
 
 /*
@@ -968,6 +1062,20 @@ static int read_id(const struct json_item *it, int j, char *out, size_t cap, cha
 		    cap - 1, sp->at);
 	}
 	return 0;
+}
+
+int json_item_string(const struct json_item *it, enum json_member j, char *out, size_t cap, char *why,
+    size_t whylen)
+{
+	if (!it->p) {
+		out[0] = '\0';
+		return text_fail(why, whylen, "its object is %zu bytes, more than the buffer holds", it->len);
+	}
+	if (it->twice >> j & 1) {
+		out[0] = '\0';
+		return text_fail(why, whylen, "%s appears twice", member_path[j]);
+	}
+	return read_id(it, j, out, cap, why, whylen);
 }
 
 static int tok_is(const struct doc *d, int i, const char *lit, size_t ln)

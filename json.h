@@ -28,6 +28,7 @@ enum json_member {
 	JSON_OURS,                                 /* in annotations: keys->annotation */
 	JSON_TAINTS,                               /* in spec */
 	JSON_CONDITIONS,                           /* in status */
+	JSON_KIND,                                 /* in the Node (a watch event's object says it) */
 	JSON_MEMBERS
 };
 struct json_span {
@@ -48,6 +49,22 @@ struct json_item {
 	size_t not_string[2];               /* the first value in labels [0], annotations [1] that is no string; 0 none */
 };
 typedef int (*json_item_fn)(void *ctx, const struct json_item *it);
+
+/*
+ * A string member of an item (metadata.name, metadata.uid, metadata.resourceVersion, kind)
+ * into out[0..cap): 0, or -1 with one line in why when it is missing, null, empty, not a
+ * string, holds a NUL or does not fit. For a watch event's object, which may be no Node.
+ */
+int json_item_string(const struct json_item *it, enum json_member j, char *out, size_t cap, char *why,
+    size_t whylen);
+
+/*
+ * One event of a watch stream, as the scanner hands it over: its type as written (unescaped,
+ * "" when absent; at most JSON_TYPE_MAX bytes) and its object (NULL when the event had none),
+ * valid only during the call. Nonzero stops the stream (it then fails).
+ */
+#define JSON_TYPE_MAX 16
+typedef int (*json_event_fn)(void *ctx, const char *type, const struct json_item *obj);
 
 /*
  * Reads one item into *f. Returns 0, or -1 with one line in why[0..whylen) saying which member,
@@ -91,8 +108,11 @@ struct json_list {
 	char *buf;                /* caller's buffer for one item */
 	size_t cap;
 	json_item_fn item;
+	json_event_fn event;      /* a watch stream's (json_watch_init) */
 	void *ctx;
 	char cont[JSON_CONTINUE_MAX + 1];
+	char rv[NODE_RV_MAX + 1]; /* the list's metadata.resourceVersion, unescaped ("" when absent) */
+	char type[JSON_TYPE_MAX + 1]; /* the watch event being read: its type */
 	int nitems;               /* items handed to item() so far, including oversized ones */
 	char err[160];            /* why feed or end failed */
 	const char *reason;       /* the same, without where */
@@ -118,10 +138,23 @@ void json_list_init(struct json_list *l, char *buf, size_t cap, const struct nod
  */
 int json_list_feed(struct json_list *l, const char *p, size_t n);
 /*
- * After the last byte: 0 if the body was one complete object with an items array, else -1
- * (reason in l->err, e.g. "body ended inside the node list").
+ * After the last byte: 0 if the body was one complete object with an items array (a watch
+ * stream: it ended between two events), else -1 (reason in l->err, e.g. "body ended inside
+ * the node list").
  */
 int json_list_end(struct json_list *l);
+
+/*
+ * The same scanner over a watch stream: a sequence of JSON objects (white space between them,
+ * the API server's newline included, never needed), each an event {"type": ..., "object":
+ * {...}}. Every byte is checked as in a list; each event's object is copied into the caller's
+ * buffer as an item is (an object longer than the buffer: p NULL) and handed to event() with
+ * the event's type when the event closes. An event that is not an object, a type that is not a
+ * string or longer than JSON_TYPE_MAX, an object that is not an object, or either member
+ * written twice fails the stream. Feed and end as a list; l->nitems counts the events closed.
+ */
+void json_watch_init(struct json_list *l, char *buf, size_t cap, const struct node_keys *keys,
+    json_event_fn event, void *ctx);
 
 /*
  * Whether s[0..len) is exactly one valid JSON value (whitespace around it allowed), by the

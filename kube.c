@@ -5,9 +5,11 @@
  * status codes; the rules live in policy.c, the wire in http.c. Allocates nothing per call.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include "clock.h"
 #include "json.h"
 #include "kube.h"
 #include "text.h"
@@ -182,7 +184,7 @@ void kube_close(struct kube *k)
  * resourceVersion precondition fails if the first attempt went through.
  */
 static int request(struct kube *k, const char *method, const char *path, const char *ctype,
-    const char *body, size_t len, const struct http_bounds *b, struct http_response *r)
+    const char *body, size_t len, const struct http_bounds *b, int retries, struct http_response *r)
 {
 	char headers[KUBE_TOKEN_MAX + 256];
 	int reread = 0;
@@ -215,7 +217,7 @@ static int request(struct kube *k, const char *method, const char *path, const c
 			memset(headers, 0, sizeof headers);
 			/* A refused certificate or a garbage answer will not change in a second, and
 			 * a server that let a request time out has had its chance this pass. */
-			if (k->http.permanent || k->http.expired || k->http.stopped || attempt >= KUBE_RETRIES) {
+			if (k->http.permanent || k->http.expired || k->http.stopped || attempt >= retries) {
 				fail(k, "%s", k->http.err);
 				return -1;
 			}
@@ -242,7 +244,7 @@ static int request(struct kube *k, const char *method, const char *path, const c
 			wait = 1L << attempt;
 		else
 			return 0;
-		if (attempt >= KUBE_RETRIES)
+		if (attempt >= retries)
 			return 0;
 		if (wait < 1)
 			wait = 1;
@@ -310,7 +312,7 @@ static int call(struct kube *k, const struct http_bounds *b, const char *what, c
 
 	if ((size_t)snprintf(full, sizeof full, "%s%s", k->prefix, path) >= sizeof full)
 		return fail(k, "%s: path too long", what);
-	if (request(k, method, full, body ? "application/json" : NULL, body, len, b, &r) < 0)
+	if (request(k, method, full, body ? "application/json" : NULL, body, len, b, KUBE_RETRIES, &r) < 0)
 		return failed(k, what);
 	if (r.status < 200 || r.status > 299) {
 		refused(k, what, &r);
@@ -341,7 +343,7 @@ int kube_call(struct kube *k, const char *what, const char *method, const char *
 int kube_call_within(struct kube *k, long ms, const char *what, const char *method, const char *path,
     const char *body, size_t len, char *out, size_t cap)
 {
-	struct http_bounds b = { ms, http_later(&k->http, ms) };
+	struct http_bounds b = { ms, clock_after(ms) };
 
 	return call(k, &b, what, method, path, body, len, out, cap);
 }
@@ -397,7 +399,8 @@ static int on_item(void *ctx, const struct json_item *it)
 
 /* select: "" for every node, or a field selector already escaped for the query. */
 static enum kube_result list_pages(struct kube *k, long limit, const char *select,
-    const struct http_bounds *b, const struct node_keys *keys, kube_page_fn page, kube_node_fn node, void *ctx)
+    const struct http_bounds *b, const struct node_keys *keys, kube_page_fn page, kube_node_fn node, void *ctx,
+    char *rv)
 {
 	static struct json_list l;
 	static char item[KUBE_NODE_MAX];
@@ -417,7 +420,7 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
 		if ((size_t)snprintf(path, sizeof path, "%s/api/v1/nodes?limit=%ld%s%s", k->prefix, limit, select,
 		    cont[0] ? "&continue=" : "") >= sizeof path || query_escape(path, sizeof path, cont) < 0)
 			return fail(k, "listing nodes: continue token too long");
-		if (request(k, "GET", path, NULL, NULL, 0, b, &r) < 0)
+		if (request(k, "GET", path, NULL, NULL, 0, b, KUBE_RETRIES, &r) < 0)
 			return failed(k, "listing nodes");
 		if (r.status == 410 && !restarted) {
 			/* The continue token expired (etcd compacted): start again, once a pass. */
@@ -451,8 +454,11 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
 		}
 		if (json_list_end(&l) < 0)
 			return fail(k, "reading the node list: %s", l.err);
-		if (!l.cont[0])
+		if (!l.cont[0]) {
+			if (rv)
+				memcpy(rv, l.rv, sizeof l.rv);
 			return KUBE_OK;
+		}
 		/* A server that hands back the token it was given, or pages without end, would
 		 * hold the pass forever: a list is never longer than KUBE_PAGES_MAX pages. */
 		if (strcmp(cont, l.cont) == 0)
@@ -468,14 +474,160 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
  * page has a deadline of its own and no page outlives the whole list's.
  */
 enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_keys *keys,
-    kube_page_fn page, kube_node_fn node, void *ctx)
+    kube_page_fn page, kube_node_fn node, void *ctx, char rv[NODE_RV_MAX + 1])
 {
-	struct http_bounds b = { KUBE_PAGE_SECONDS * 1000L, http_later(&k->http, KUBE_LIST_SECONDS * 1000L) };
-	enum kube_result res = list_pages(k, limit, "", &b, keys, page, node, ctx);
+	struct http_bounds b = { KUBE_PAGE_SECONDS * 1000L, clock_after(KUBE_LIST_SECONDS * 1000L) };
+	enum kube_result res = list_pages(k, limit, "", &b, keys, page, node, ctx, rv);
 
-	if (res != KUBE_OK && http_clock_ms() >= b.until)
+	if (res != KUBE_OK && clock_ms() >= b.until)
 		return fail(k, "reading the node list: not done after %ds", KUBE_LIST_SECONDS);
 	return res;
+}
+
+/* ---- The watch ---- */
+
+/* Ends the stream with end; the reason is kept for kube_watch_read's line. Returns 1 (stop). */
+__attribute__((format(printf, 3, 4)))
+static int watch_stop(struct kube_watch *w, enum kube_watch_end end, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(w->why, sizeof w->why, fmt, ap);
+	va_end(ap);
+	w->end = end;
+	return 1;
+}
+
+/* One event of the stream to the caller, or the reason the stream must end (w->end). */
+static int on_event(void *ctx, const char *type, const struct json_item *obj)
+{
+	static const char *const types[] = { "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR" };
+	struct kube_watch *w = ctx;
+	struct kube_event ev = { 0 };
+	struct node_facts f;
+	char rv[NODE_RV_MAX + 1], kind[16], why[200];
+	int t;
+
+	for (t = 0; t < 5 && strcmp(type, types[t]) != 0; t++)
+		;
+	if (t == 5) {
+		char said[40];
+		text_clean(said, sizeof said, type, strlen(type), NULL, 0);
+		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d has the type '%s', not one a watch sends", w->l.nitems, said);
+	}
+	if (!obj)
+		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d (%s) has no object", w->l.nitems, type);
+	if (!obj->p)
+		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d (%s): its object is over %d KiB (%zu bytes), more than noderecover reads",
+		    w->l.nitems, type, KUBE_NODE_MAX / 1024, obj->len);
+	ev.type = (enum kube_event_type)t;
+	if (ev.type == KUBE_ERROR) {
+		char reason[64], msg[300];
+		ev.rv = "";
+		w->fn(w->ctx, &ev);
+		if (json_status(obj->p, obj->len, reason, sizeof reason, msg, sizeof msg) < 0)
+			return watch_stop(w, KUBE_WATCH_BROKEN, "event %d: an ERROR whose object is not a Status", w->l.nitems);
+		/* the cacher's 410 for a resourceVersion it no longer has: only a new list helps */
+		return watch_stop(w, strcmp(reason, "Expired") == 0 || strcmp(reason, "Gone") == 0 ? KUBE_WATCH_EXPIRED
+		    : KUBE_WATCH_FAILED, "the server ended the watch: %s%s%s", reason, reason[0] ? ": " : "", msg);
+	}
+	if (json_item_string(obj, JSON_KIND, kind, sizeof kind, why, sizeof why) < 0 || strcmp(kind, "Node") != 0)
+		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d (%s) is not about a Node (%s)", w->l.nitems, type,
+		    kind[0] ? "another kind" : why);
+	if (json_item_string(obj, JSON_RV, rv, sizeof rv, why, sizeof why) < 0)
+		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d (%s): %s", w->l.nitems, type, why);
+	ev.rv = rv;
+	if (ev.type != KUBE_BOOKMARK) {
+		ev.f = &f;
+		if (json_node_facts(obj, w->keys, &f, why, sizeof why) < 0)
+			ev.why = why;
+	}
+	w->fn(w->ctx, &ev);
+	return 0;
+}
+
+enum kube_watch_end kube_watch_open(struct kube *k, struct kube_watch *w, const char *rv, long timeout_s,
+    const struct node_keys *keys, kube_event_fn fn, void *ctx, int64_t *date, long *retry_after)
+{
+	char path[TARGET_PATH_MAX + 3 * NODE_RV_MAX + 128];
+	/* the server ends the stream at timeout_s; a little more for its last bookmark and the close */
+	struct http_bounds b = { (timeout_s + KUBE_WATCH_SLACK) * 1000L, 0 };
+	struct http_response r;
+
+	*retry_after = -1;
+	*date = -1;
+	if ((size_t)snprintf(path, sizeof path, "%s/api/v1/nodes?watch=1&allowWatchBookmarks=true&timeoutSeconds=%ld&resourceVersion=",
+	    k->prefix, timeout_s) >= sizeof path || query_escape(path, sizeof path, rv) < 0)
+		return fail(k, "watching nodes: resourceVersion too long"), KUBE_WATCH_FAILED;
+	/* one try: the caller backs off, so a watch never waits inside a request */
+	if (request(k, "GET", path, NULL, NULL, 0, &b, 0, &r) < 0)
+		return failed(k, "watching nodes"), KUBE_WATCH_FAILED;
+	if (r.status == 410) {
+		http_discard(&k->http);
+		fail(k, "watching nodes from resourceVersion %.64s: HTTP 410, too old", rv);
+		return KUBE_WATCH_EXPIRED;
+	}
+	if (r.status != 200) {
+		*retry_after = r.status == 429 || r.status == 503 ? r.retry_after : -1;
+		refused(k, "watching nodes", &r);
+		return KUBE_WATCH_FAILED;
+	}
+	if (strncmp(r.content_type, "application/json", 16) != 0) {
+		char ct[4 * sizeof r.content_type];
+		http_close(&k->http);
+		text_clean(ct, sizeof ct, r.content_type, strlen(r.content_type), k->token, strlen(k->token));
+		fail(k, "watching nodes: the server answered with '%s', not JSON", ct);
+		return KUBE_WATCH_BROKEN;
+	}
+	json_watch_init(&w->l, w->item, sizeof w->item, keys, on_event, w);
+	w->keys = keys;
+	w->fn = fn;
+	w->ctx = ctx;
+	w->end = KUBE_WATCH_OPEN;
+	*date = r.date;
+	return KUBE_WATCH_OPEN;
+}
+
+enum kube_watch_end kube_watch_read(struct kube *k, struct kube_watch *w, int64_t until)
+{
+	char chunk[READ_CHUNK];
+	int seen = w->l.nitems;
+
+	for (;;) {
+		long got = http_read_wait(&k->http, chunk, sizeof chunk, until, KUBE_WATCH_GRACE_MS);
+
+		if (got == HTTP_IDLE)
+			return KUBE_WATCH_OPEN;
+		if (got < 0) {
+			fail(k, "reading the watch: %s", k->http.err);
+			return KUBE_WATCH_FAILED;
+		}
+		if (got == 0) {
+			if (json_list_end(&w->l) < 0) {
+				fail(k, "reading the watch: %s", w->l.err);
+				return KUBE_WATCH_BROKEN;
+			}
+			return KUBE_WATCH_ENDED;
+		}
+		if (json_list_feed(&w->l, chunk, (size_t)got) != 0) {
+			http_close(&k->http);
+			if (w->end == KUBE_WATCH_OPEN) {
+				fail(k, "reading the watch: %s", w->l.err);
+				return KUBE_WATCH_BROKEN;
+			}
+			fail(k, "%s", w->why);
+			return w->end;
+		}
+		/* the caller decides on what the events changed, then reads on */
+		if (w->l.nitems != seen || clock_ms() >= until)
+			return KUBE_WATCH_OPEN;
+	}
+}
+
+void kube_watch_close(struct kube *k)
+{
+	http_close(&k->http);
 }
 
 /* What kube_get_node keeps of its one-item list. */
@@ -514,7 +666,8 @@ enum kube_result kube_get_node(struct kube *k, const char *name, const struct no
 		return fail(k, "not a node name, not put into a query");
 	/* A list with a field selector, not a GET of the object: the same reader, the same facts. */
 	snprintf(select, sizeof select, "&fieldSelector=metadata.name%%3D%s", name);
-	r = list_pages(k, 2, select, &(struct http_bounds){ KUBE_PAGE_SECONDS * 1000L, 0 }, keys, on_one_page, on_one, &o);
+	r = list_pages(k, 2, select, &(struct http_bounds){ KUBE_PAGE_SECONDS * 1000L, 0 }, keys, on_one_page, on_one, &o,
+	    NULL);
 	if (r != KUBE_OK)
 		return o.found > 1 ? fail(k, "reading node %s: the server listed more than one node of that name", name) : r;
 	if (!o.found)
@@ -539,7 +692,7 @@ static enum kube_result change(struct kube *k, const char *method, const struct 
 	    k->dry_run ? "?dryRun=All" : "") >= sizeof path)
 		return fail(k, "path too long");
 	snprintf(what, sizeof what, "%s %s", strcmp(method, "DELETE") == 0 ? "deleting" : "patching", f->name);
-	if (request(k, method, path, ctype, body, len, NULL, &r) < 0)
+	if (request(k, method, path, ctype, body, len, NULL, KUBE_RETRIES, &r) < 0)
 		return failed(k, what);
 	if (r.status >= 200 && r.status < 300) {
 		http_discard(&k->http);

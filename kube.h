@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "http.h"
+#include "json.h"
 #include "node.h"
 #include "target.h"
 
@@ -82,10 +83,11 @@ void kube_close(struct kube *k);
  * Lists every node, page by page (limit, then continue), calling page() at the head of each
  * page and node() for each node with its facts read under keys. A 410 Expired restarts the
  * list from the first page once. Returns KUBE_OK when the whole list was read, else KUBE_FAILED with kube_error()
- * saying why. Memory: one Node object at a time (KUBE_NODE_MAX), never the page.
+ * saying why. rv (NULL: not wanted) gets the list's metadata.resourceVersion ("" when the server
+ * sent none), from which a watch starts. Memory: one Node object at a time (KUBE_NODE_MAX), never the page.
  */
 enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_keys *keys,
-    kube_page_fn page, kube_node_fn node, void *ctx);
+    kube_page_fn page, kube_node_fn node, void *ctx, char rv[NODE_RV_MAX + 1]);
 
 /*
  * Reads one node's facts afresh (a list selecting its name, so the same reader as the list),
@@ -138,6 +140,63 @@ int kube_call_within(struct kube *k, long ms, const char *what, const char *meth
     const char *body, size_t len, char *out, size_t cap);
 
 const char *kube_error(const struct kube *k);
+
+/*
+ * Watching the nodes: GET /api/v1/nodes?watch=1 from a resourceVersion, with bookmarks, the
+ * events read as they arrive by the same scanner as a list (json.c), each object under the
+ * same bound (KUBE_NODE_MAX) and checks. A watch takes a connection of its own (a struct kube
+ * used for nothing else), since its response never ends while it is followed.
+ */
+enum kube_event_type { KUBE_ADDED, KUBE_MODIFIED, KUBE_DELETED, KUBE_BOOKMARK, KUBE_ERROR };
+struct kube_event {
+	enum kube_event_type type;      /* KUBE_ERROR: told before the stream ends, nothing else set */
+	const char *rv;                 /* the resourceVersion it brings: its node's, or the bookmark's ("" for an ERROR) */
+	const struct node_facts *f;     /* ADDED, MODIFIED, DELETED: the node's facts (NULL for a bookmark) */
+	const char *why;                /* not NULL: the node could not be read (f->name as far as read) */
+};
+/* Called for each event, in order; ev and what it points to live until it returns. */
+typedef void (*kube_event_fn)(void *ctx, const struct kube_event *ev);
+
+/* How a watch stands after kube_watch_open or kube_watch_read. */
+enum kube_watch_end {
+	KUBE_WATCH_OPEN,     /* the stream is open (read: until passed with nothing more to read) */
+	KUBE_WATCH_ENDED,    /* the server ended it cleanly (its timeout): resume from the last resourceVersion */
+	KUBE_WATCH_EXPIRED,  /* 410, before the stream or as an ERROR event: that resourceVersion is gone; relist */
+	KUBE_WATCH_BROKEN,   /* what came broke the grammar, the bound or was no Node: events may be lost; relist */
+	KUBE_WATCH_FAILED    /* the request or the wire failed, or an ERROR of another kind: back off, resume */
+};
+#define KUBE_WATCH_SLACK 60        /* seconds a stream may outlive its timeoutSeconds */
+#define KUBE_WATCH_GRACE_MS 2000   /* once bytes arrive, what they start must come within this */
+
+/* A watch stream being read. Large (one object's buffer): keep it static. Its fields are kube.c's. */
+struct kube_watch {
+	struct json_list l;
+	char item[KUBE_NODE_MAX];
+	const struct node_keys *keys;
+	kube_event_fn fn;
+	void *ctx;
+	enum kube_watch_end end;   /* set when an event ends the stream */
+	char why[300];
+};
+
+/*
+ * Starts a watch from rv with timeoutSeconds timeout_s, events to fn(ctx) under keys (which
+ * must outlive the stream). One request, no retry: the caller decides when to try again.
+ * KUBE_WATCH_OPEN with *date the response's Date (-1: none); otherwise why is in kube_error(),
+ * and *retry_after holds a 429's or 503's Retry-After in seconds (-1: none or another status).
+ */
+enum kube_watch_end kube_watch_open(struct kube *k, struct kube_watch *w, const char *rv, long timeout_s,
+    const struct node_keys *keys, kube_event_fn fn, void *ctx, int64_t *date, long *retry_after);
+
+/*
+ * Reads what the stream has, handing each whole event to fn, until until (monotonic ms) passes,
+ * a read brought whole events (so the caller can decide on them), or the stream ends.
+ * KUBE_WATCH_OPEN: the stream is still open; anything else: it is over (why in kube_error()).
+ */
+enum kube_watch_end kube_watch_read(struct kube *k, struct kube_watch *w, int64_t until);
+
+/* Drops the stream (the connection is closed). */
+void kube_watch_close(struct kube *k);
 
 /*
  * Makes s, text the server sent (a user name, a review's reason), fit for one log line as the

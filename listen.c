@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "http.h"
+#include "clock.h"
 #include "listen.h"
 #include "metrics.h"
 #include "text.h"
@@ -181,7 +181,7 @@ bad:
 /* One client: its socket, when it was accepted, and the head read so far. */
 struct conn {
 	int fd;                        /* -1: free */
-	long long since;               /* http_clock_ms() at accept */
+	long long since;               /* clock_ms() at accept */
 	size_t n;
 	char head[LISTEN_HEAD_MAX];
 };
@@ -228,14 +228,14 @@ static void answer(struct conn *c, enum listen_verdict v)
 
 	switch (v) {
 	case LISTEN_METRICS:
-		if ((n = metrics_render(body, sizeof body)) < 0)
+		if ((n = metrics_render(clock_ms() / 1000, body, sizeof body)) < 0)
 			respond(c, 500, "Internal Server Error", plain, "", "metrics do not fit\n", 19);
 		else
 			respond(c, 200, "OK", METRICS_CONTENT_TYPE, "", body, (size_t)n);
 		break;
 	case LISTEN_LIVEZ:
 	case LISTEN_READYZ:
-		ok = v == LISTEN_LIVEZ ? metrics_live(http_clock_ms() / 1000, why, sizeof why) : metrics_ready(why, sizeof why);
+		ok = v == LISTEN_LIVEZ ? metrics_live(clock_ms() / 1000, why, sizeof why) : metrics_ready(clock_ms() / 1000, why, sizeof why);
 		n = snprintf(body, sizeof body, "%s\n", why);
 		respond(c, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", plain, "", body, (size_t)n);
 		break;
@@ -323,7 +323,7 @@ static void *serve(void *arg)
 
 	(void)arg;
 	for (;;) {
-		long long now = http_clock_ms(), wait = LISTEN_READ_MS, oldest = now;
+		long long now = clock_ms(), wait = LISTEN_READ_MS, oldest = now;
 		int n = 1;
 
 		for (int i = 0; i < LISTEN_CONNS; i++) {
@@ -344,7 +344,7 @@ static void *serve(void *arg)
 			poll(NULL, 0, 100);   /* not expected (ENOMEM): try again shortly, never spin */
 			continue;
 		}
-		now = http_clock_ms();
+		now = clock_ms();
 		for (int j = 1; j < n; j++) {
 			struct conn *c = &conns[at[j]];
 			if (c->fd >= 0 && pf[j].revents)

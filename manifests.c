@@ -53,6 +53,16 @@ static int events_off(const struct settings *s)
 	return !s->events;
 }
 
+static int watch_off(const struct settings *s)
+{
+	return !s->watch;
+}
+
+static int relist_set(const struct settings *s)
+{
+	return s->relist != SETTINGS_RELIST_DEFAULT;
+}
+
 /* One setting passed to the pod: a variable (env) or, if it has none, a flag (args). */
 struct pass_on {
 	const char *env, *flag;
@@ -67,6 +77,8 @@ static const struct pass_on pass_ons[] = {
 	{ "NODE_RECOVERY_PRUNE_AFTER_SECONDS", NULL, pruning, SECONDS, offsetof(struct settings, prune_after), NULL },
 	{ "NODE_RECOVERY_PRUNE_LABEL", NULL, pruning, TEXT, offsetof(struct settings, prune_label), NULL },
 	{ "NODE_RECOVERY_POLL_SECONDS", NULL, always, SECONDS, offsetof(struct settings, poll), NULL },
+	{ "NODE_RECOVERY_WATCH", NULL, watch_off, BOOL, offsetof(struct settings, watch), NULL },
+	{ "NODE_RECOVERY_RELIST_SECONDS", NULL, relist_set, SECONDS, offsetof(struct settings, relist), NULL },
 	{ "NODE_RECOVERY_ANNOTATION", NULL, always, TEXT, offsetof(struct settings, annotation), NULL },
 	{ "NODE_RECOVERY_MAX_UNKNOWN", NULL, always, LIMIT, 0, NULL },
 	{ "NODE_RECOVERY_STORM_COOLDOWN", NULL, always, SECONDS, offsetof(struct settings, storm_cooldown), NULL },
@@ -91,7 +103,7 @@ struct grant {
 };
 
 static const struct grant grants[] = {
-	{ always, NULL, "", "nodes", "\"get\", \"list\", \"patch\"", "read nodes, taint and annotate them" },
+	{ always, NULL, "", "nodes", "\"get\", \"list\", \"watch\", \"patch\"", "read and follow nodes, taint and annotate them" },
 	{ pruning, NULL, "", "nodes", "\"delete\"", "pruning is on: RBAC cannot narrow this to labelled nodes, so the pod runs on control-plane nodes" },
 	{ always, NAME, "coordination.k8s.io", "leases", "\"get\", \"create\", \"update\"", "leader election: only the holder of the Lease acts" },
 	/* an Event about a cluster-scoped Node lives in default (or kube-system): a Role there, not a ClusterRole */

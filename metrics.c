@@ -48,6 +48,10 @@ struct state {
 	uint64_t buckets[METRICS_BUCKETS], count;
 	int64_t sum_ms;
 	uint64_t api[METHODS][CODES];
+	uint64_t watch_events[METRICS_WATCH_EVENTS], relists[METRICS_RELISTS], restarts;
+	int watching;                    /* a watch is followed: its silence counts for /readyz */
+	int64_t last_event;              /* monotonic seconds of the last event or bookmark */
+	int64_t silence_limit;           /* seconds of silence after which /readyz fails */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -176,15 +180,23 @@ int metrics_live(int64_t now, char *why, size_t cap)
 	return 0;
 }
 
-int metrics_ready(char *why, size_t cap)
+int metrics_ready(int64_t now, char *why, size_t cap)
 {
-	int once, fails, leader;
+	int once, fails, leader, watching;
+	int64_t silent, limit;
 
 	pthread_mutex_lock(&lock);
 	once = st.listed_once;
 	fails = st.list_failures;
 	leader = st.leader;
+	watching = st.watching;
+	silent = now - st.last_event;
+	limit = st.silence_limit;
 	pthread_mutex_unlock(&lock);
+	if (leader && watching && once && fails < METRICS_LIST_FAILURES && silent > limit) {
+		snprintf(why, cap, "no watch event or bookmark for %llds, more than %llds", (long long)silent, (long long)limit);
+		return 0;
+	}
 	if (metrics_ready_rule(once, fails, leader))
 		snprintf(why, cap, "ok");
 	else if (!once)
@@ -192,6 +204,38 @@ int metrics_ready(char *why, size_t cap)
 	else
 		snprintf(why, cap, "the last %d node listings failed", fails);
 	return metrics_ready_rule(once, fails, leader);
+}
+
+void metrics_watching(int on, int64_t silence_limit, int64_t now)
+{
+	pthread_mutex_lock(&lock);
+	if (on && !st.watching)
+		st.last_event = now;
+	st.watching = on;
+	st.silence_limit = silence_limit;
+	pthread_mutex_unlock(&lock);
+}
+
+void metrics_watch_event(enum metrics_watch_event type, int64_t now)
+{
+	pthread_mutex_lock(&lock);
+	st.watch_events[type]++;
+	st.last_event = now;
+	pthread_mutex_unlock(&lock);
+}
+
+void metrics_relist(enum metrics_relist why)
+{
+	pthread_mutex_lock(&lock);
+	st.relists[why]++;
+	pthread_mutex_unlock(&lock);
+}
+
+void metrics_watch_restart(void)
+{
+	pthread_mutex_lock(&lock);
+	st.restarts++;
+	pthread_mutex_unlock(&lock);
 }
 
 /* The text being written: a cursor into the caller's buffer that remembers an overflow. */
@@ -259,7 +303,7 @@ static void gauge(struct out *o, const char *name, const char *help, long long v
 	put(o, "noderecover_%s %lld\n", name, v);
 }
 
-int metrics_render(char *buf, size_t cap)
+int metrics_render(int64_t now_s, char *buf, size_t cap)
 {
 	struct out o = { buf, cap, 0, 0 };
 	struct state s;
@@ -319,6 +363,20 @@ int metrics_render(char *buf, size_t cap)
 				put(&o, "noderecover_api_requests_total{method=\"%s\",code=\"%s\"} %llu\n", methods[m],
 				    codes[c] == 0 ? "error" : "other", (unsigned long long)s.api[m][c]);
 		}
+	if (s.watching) {
+		static const char *const event_names[] = { "added", "modified", "deleted", "bookmark", "error" };
+		static const char *const relist_names[] = { "start", "expired", "broken", "periodic", "failed" };
+		head(&o, "watch_events_total", "counter", "Watch events read, by type.");
+		for (int i = 0; i < METRICS_WATCH_EVENTS; i++)
+			put(&o, "noderecover_watch_events_total{type=\"%s\"} %llu\n", event_names[i], (unsigned long long)s.watch_events[i]);
+		head(&o, "relists_total", "counter", "Whole lists read while following a watch, by why: start, expired (410), broken (a stream that could not be trusted), periodic (--relist), failed (the list before failed).");
+		for (int i = 0; i < METRICS_RELISTS; i++)
+			put(&o, "noderecover_relists_total{reason=\"%s\"} %llu\n", relist_names[i], (unsigned long long)s.relists[i]);
+		head(&o, "watch_restarts_total", "counter", "Watches started again from the last resourceVersion, without a list (the stream ended, went silent or failed).");
+		put(&o, "noderecover_watch_restarts_total %llu\n", (unsigned long long)s.restarts);
+		gauge(&o, "watch_last_event_age_seconds", "Seconds since the last watch event or bookmark.",
+		    (long long)(now_s - s.last_event));
+	}
 	if (o.full)
 		return -1;
 	return (int)o.n;

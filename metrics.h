@@ -63,6 +63,20 @@ void metrics_action(enum metrics_kind k, enum metrics_result r);
 void metrics_nodes(const long by_ready[METRICS_READIES], long etcd_ready);
 /* Whether the storm guard holds new taints and deletes back (engaged or cooling down). */
 void metrics_storm(int holding);
+/* The watch (issue: following instead of polling). */
+enum metrics_watch_event { METRICS_ADDED, METRICS_MODIFIED, METRICS_DELETED, METRICS_BOOKMARK, METRICS_ERROR,
+	METRICS_WATCH_EVENTS };
+enum metrics_relist { METRICS_RELIST_START, METRICS_RELIST_EXPIRED, METRICS_RELIST_BROKEN, METRICS_RELIST_PERIODIC,
+	METRICS_RELIST_FAILED, METRICS_RELISTS };
+/* A watch is followed from now on (on), or no longer; silence_limit: seconds without an event
+ * or bookmark after which /readyz fails. now: monotonic seconds. */
+void metrics_watching(int on, int64_t silence_limit, int64_t now);
+/* One event read (now: monotonic seconds, the last heard from the stream). */
+void metrics_watch_event(enum metrics_watch_event type, int64_t now);
+/* A whole list read while following a watch, and why. */
+void metrics_relist(enum metrics_relist why);
+/* A watch started again from the last resourceVersion, without a list. */
+void metrics_watch_restart(void);
 /* Whether this replica is the leader (1 when leader election is off: the default). */
 void metrics_leader(int leader);
 /*
@@ -72,12 +86,12 @@ void metrics_leader(int leader);
 void metrics_api(void *ctx, const char *method, int status);
 
 /*
- * The Prometheus text format 0.0.4 of everything above, into buf[0..cap). Returns the length
+ * The Prometheus text format 0.0.4 of everything above at now (monotonic seconds), into buf[0..cap). Returns the length
  * (no NUL counted, one written if it fits), or -1 when cap is too small (nothing usable then).
  * METRICS_TEXT_MAX is always enough.
  */
 #define METRICS_TEXT_MAX 16384
-int metrics_render(char *buf, size_t cap);
+int metrics_render(int64_t now, char *buf, size_t cap);
 
 /*
  * The probes' rules, pure (tested as a table). live: the loop started a round within 3 poll
@@ -93,6 +107,8 @@ int metrics_ready_rule(int listed_once, int failures_in_a_row, int leader);
  * why[0..cap) either way ("ok", or what is wrong).
  */
 int metrics_live(int64_t now, char *why, size_t cap);
-int metrics_ready(char *why, size_t cap);
+/* ready also fails while a watch is followed by the leader (or a lone replica) and no event or
+ * bookmark came for more than its silence limit. */
+int metrics_ready(int64_t now, char *why, size_t cap);
 
 #endif

@@ -12,6 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "access.h"
+#include "clock.h"
+#include "election.h"
+#include "follow.h"
 #include "kube.h"
 #include "lease.h"
 #include "listen.h"
@@ -40,15 +43,27 @@ static void on_signal(int sig)
 	cut = 1;
 }
 
-/* Sleeps until the monotonic clock reaches wake (ms), waking at once on a signal. */
-static void sleep_until(int64_t wake)
+/*
+ * Waits until the monotonic clock reaches wake (ms), or until a signal stops the loop. The
+ * signals are blocked from the check of stop to the wait, and the wait takes them
+ * (sigtimedwait): one that lands between the check and the wait ends the wait at once instead
+ * of being lost for the rest of it.
+ */
+static void wait_until(int64_t wake)
 {
+	sigset_t sigs, old;
 	int64_t left;
 
-	while (!stop && (left = wake - http_clock_ms()) > 0) {
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigprocmask(SIG_BLOCK, &sigs, &old);
+	while (!stop && (left = wake - clock_ms()) > 0) {
 		struct timespec ts = { (time_t)(left / 1000), (long)(left % 1000) * 1000000 };
-		nanosleep(&ts, NULL);
+		if (sigtimedwait(&sigs, NULL, &ts) > 0)
+			on_signal(0);
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 static const char usage[] =
@@ -58,7 +73,8 @@ static const char usage[] =
     "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, clears it when they return,\n"
     "and optionally deletes removable nodes that stayed gone.\n"
     "\n"
-    "  run                      a pass every poll interval until SIGTERM (default)\n"
+    "  run                      list, then follow a watch of the nodes (a pass every poll\n"
+    "                           with --watch=false) until SIGTERM (default)\n"
     "  once                     one pass; exit 0 ok, 1 a pass failed, 2 bad settings or a denied permission\n"
     "  plan                     one read, nothing written: each node, what a pass would do\n"
     "                           now and why, or when; exit 0 read, 1 could not read, 2 settings\n"
@@ -88,6 +104,9 @@ static const char usage[] =
     "                           lists and acts (lease 15s, renew deadline 10s, retry 2s)\n"
     "  --lease-name NAME        NODE_RECOVERY_LEASE_NAME (noderecover)\n"
     "  --lease-namespace NS     NODE_RECOVERY_LEASE_NAMESPACE (in a pod: its own namespace)\n"
+    "  --watch=false            NODE_RECOVERY_WATCH (true): poll instead of following a watch\n"
+    "  --relist SECONDS         NODE_RECOVERY_RELIST_SECONDS (600): with the watch, a whole list\n"
+    "                           at least this often\n"
     "  --listen ADDR            NODE_RECOVERY_LISTEN (empty: off): run serves /metrics, /livez and\n"
     "                           /readyz over plain HTTP on :PORT, IPv4:PORT or [IPv6]:PORT\n";
 
@@ -96,150 +115,29 @@ static const char *env(const char *name)
 	return getenv(name);
 }
 
-/* Leader election as the loop sees it: the Lease, and what the log last said about it. */
-struct election {
-	struct lease lease;
-	const char *ns, *name;             /* the settings' */
-	char id[JSON_LEASE_ID_MAX + 1];    /* this replica's identity */
-	int said;                          /* the log last said: 1 leading, 0 not, -1 nothing yet */
-	char holder[JSON_LEASE_ID_MAX + 1]; /* the holder it last named */
-	int failing;                       /* a failure was said; the next success ends it */
-	int64_t last_try;                  /* monotonic ms of the last try */
-};
-
-/* One try to acquire or renew (client-go's tryAcquireOrRenew), and a line for each change. */
-static void elect(struct election *e)
-{
-	struct lease *l = &e->lease;
-	const char *ns = e->ns, *name = e->name;
-	struct timespec wall;
-	enum lease_result r;
-
-	clock_gettime(CLOCK_REALTIME, &wall);
-	e->last_try = http_clock_ms();
-	r = lease_try(l, e->last_try, (int64_t)wall.tv_sec, wall.tv_nsec / 1000);
-	if (r == LEASE_FAILED) {
-		if (!e->failing)
-			say("Lease %s/%s: %s; trying again every %ds%s", ns, name, lease_error(l), LEASE_RETRY,
-			    e->said == 1 ? ", acting only while the last renewal is under 10s old" : "");
-		e->failing = 1;
-		return;
-	}
-	e->failing = 0;
-	if (r == LEASE_LEADING) {
-		if (e->said != 1)
-			say("Leading: this replica (%s) holds lease %s/%s and now lists and acts", e->id, ns, name);
-		e->said = 1;
-		return;
-	}
-	if (r == LEASE_LOST) {
-		say("Lease %s/%s: another replica wrote it between our read and our write (409); this replica (%s) does not act",
-		    ns, name, e->id);
-	} else if (e->said != 0 || strcmp(e->holder, lease_holder(l)) != 0) {
-		char who[JSON_LEASE_ID_MAX + 1];
-		say("Following: lease %s/%s is held by %s; this replica (%s) waits and does not act, and takes over once the lease is not renewed for %ds",
-		    ns, name, say_printable(lease_holder(l), who, sizeof who), e->id, LEASE_DURATION);
-		snprintf(e->holder, sizeof e->holder, "%s", lease_holder(l));
-	}
-	e->said = 0;
-}
-
-/* Whether this replica may list and act now: no election, or it holds the lease. */
-static int leading(struct election *e, const struct settings *s)
-{
-	if (!s->leader_elect)
-		return 1;
-	if (lease_held(&e->lease, http_clock_ms()))
-		return 1;
-	if (e->said == 1) {
-		say("Stopped leading: lease %s/%s was not renewed within %ds; no write until it is held again",
-		    e->ns, e->name, LEASE_RENEW_DEADLINE);
-		e->said = 0;
-		e->holder[0] = '\0';
-	}
-	return 0;
-}
-
-/*
- * pass.c asks this before every patch and delete. A renewal older than the retry period is
- * done first, then whether the lease is still held within the renew deadline by this
- * replica's own clock decides: a replica that was paused (SIGSTOP, a frozen VM) must find out
- * before it writes on facts another replica may already have acted on.
- */
-static int may_write(void *ctx)
-{
-	struct election *e = ctx;
-
-	if (http_clock_ms() - e->last_try >= LEASE_RETRY * 1000)
-		elect(e);
-	return lease_held(&e->lease, http_clock_ms());
-}
-
-/* Gives the lease up on the way out, so the other replica need not wait for it to lapse. */
-static void release(struct election *e)
-{
-	struct timespec wall;
-	int r;
-
-	cut = 0;
-	clock_gettime(CLOCK_REALTIME, &wall);
-	r = lease_release(&e->lease, (int64_t)wall.tv_sec, wall.tv_nsec / 1000);
-	if (r == 1)
-		say("Released lease %s/%s: another replica may take over at once", e->ns, e->name);
-	else if (r < 0)
-		say("Releasing lease %s/%s failed: %s; another replica takes over once it lapses (%ds)", e->ns,
-		    e->name, lease_error(&e->lease), LEASE_DURATION);
-}
-
-/* Sets up the election: the identity is the pod's name (or the host's) and a random suffix. */
-static int election_init(struct election *e, struct kube *kc, const struct settings *s, char *err, size_t errlen)
-{
-	char host[256] = "";
-	const char *base = env("POD_NAME");
-
-	if (!base || !*base) {
-		if (gethostname(host, sizeof host - 1) < 0)
-			host[0] = '\0';
-		base = host;
-	}
-	if (lease_identity(e->id, sizeof e->id, base) < 0) {
-		snprintf(err, errlen, "no identity for leader election from POD_NAME or the host name '%.64s' (empty, too long, a space, or no random bytes)", base);
-		return -1;
-	}
-	e->ns = s->lease_namespace;
-	e->name = s->lease_name;
-	if (lease_init(&e->lease, kc, e->ns, e->name, e->id) < 0) {
-		snprintf(err, errlen, "%s", lease_error(&e->lease));
-		return -1;
-	}
-	e->said = -1;
-	e->last_try = http_clock_ms() - LEASE_RETRY * 1000;
-	say("Leader election on: lease %s/%s (namespace from %s) as %s; lease %ds, renew deadline %ds, retry %ds",
-	    e->ns, e->name, s->lease_ns_source, e->id, LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY);
-	return 0;
-}
-
 static void say_start(const struct settings *s, const struct kube_target *t)
 {
-	char prune[400], storm[128], lim[32];
+	char prune[400], storm[128], lim[32], watching[64] = "";
 
 	if (s->prune_after)
 		snprintf(prune, sizeof prune, "prune after %llds (label %s=true)", (long long)s->prune_after, s->prune_label);
 	else
 		snprintf(prune, sizeof prune, "pruning off");
+	if (s->watch && s->mode == MODE_RUN)
+		snprintf(watching, sizeof watching, " (following a watch, a whole list every %llds)", (long long)s->relist);
 	if (!s->max_unknown && s->max_unknown_percent >= 100)
 		snprintf(storm, sizeof storm, "storm guard off (--max-unknown 100%%)");
 	else
 		snprintf(storm, sizeof storm, "storm guard above %s Unknown (cooldown %llds)",
 		    pass_limit_text(s, lim, sizeof lim), (long long)s->storm_cooldown);
-	say("noderecover %s starting%s: taint after %llds, %s, %s, opt-out label %s=true, annotation %s, Events %s, self node %s%s%s, poll %llds, page size %ld; cluster %s%s%s from %s, authenticating with %s%s%s",
+	say("noderecover %s starting%s: taint after %llds, %s, %s, opt-out label %s=true, annotation %s, Events %s, self node %s%s%s, poll %llds%s, page size %ld; cluster %s%s%s from %s, authenticating with %s%s%s",
 	    NODERECOVER_VERSION, s->dry_run == DRY_RUN_CLIENT ? " a dry run (no write is sent)"
 	    : s->dry_run == DRY_RUN_SERVER ? " a server dry run (every write with dryRun=All)" : "",
 	    (long long)s->taint_after, prune, storm, s->exclude_label, s->annotation,
 	    !s->events ? "off" : s->dry_run != DRY_RUN_NONE ? "off in a dry run" : "on (namespace " EVENTS_NAMESPACE ")",
 	    s->self_node[0] ? s->self_node : "unknown (set NODE_RECOVERY_SELF_NODE from spec.nodeName)",
 	    s->self_node[0] ? " from " : "", s->self_node[0] ? s->self_source : "",
-	    (long long)s->poll, s->page_size, t->server,
+	    (long long)s->poll, watching, s->page_size, t->server,
 	    t->tls_server_name[0] ? " verified as " : "", t->tls_server_name, t->source,
 	    t->cert_pem ? "a client certificate" : t->token_file[0] ? "the token file" : "the kubeconfig's token",
 	    s->listen && s->mode == MODE_RUN ? "; /metrics, /livez and /readyz on " : "", s->listen && s->mode == MODE_RUN ? s->listen : "");
@@ -273,15 +171,90 @@ static int plan(struct pass_loop *loop)
 	return rc;
 }
 
-/* A pass of run, counted for /metrics and /readyz. */
-static void pass_counted(struct pass_loop *loop, struct pass_result *res)
+/*
+ * The Lease's last requests after a stop: the first signal ended the loop and cut the request
+ * in flight; the release gets a request of its own, which a second signal cuts short.
+ */
+static void release(struct election *el)
 {
-	int64_t start = http_clock_ms();
+	cut = 0;
+	election_release(el);
+}
 
-	pass_run(loop, res);
-	metrics_list_result(res->listed);
-	metrics_pass_done(!res->failed ? METRICS_PASS_OK : res->held ? METRICS_PASS_HELD : METRICS_PASS_FAILED,
-	    http_clock_ms() - start, time(NULL));
+/* The identity's base for leader election: the pod's name, else the host's. */
+static const char *identity_base(char *host, size_t cap)
+{
+	const char *base = env("POD_NAME");
+
+	if (base && *base)
+		return base;
+	if (gethostname(host, cap - 1) < 0)
+		host[0] = '\0';
+	return host;
+}
+
+/*
+ * `run` with the watch (follow.c): while this replica may act, the follower lists, watches and
+ * decides; a standby neither lists nor watches, and a leader that stops leading drops its
+ * watch at once. Every wait ends by the election's next try, so a renewal is never late.
+ */
+static void run_following(struct follow *fw, struct election *el)
+{
+	while (!stop) {
+		int64_t now = clock_ms(), until = INT64_MAX;
+		struct election_state e = { 1, 0 };
+
+		metrics_pass_started(now / 1000);
+		if (el) {
+			e = election_step(el, now);
+			until = election_next(el);
+		}
+		metrics_leader(e.leading);
+		if (!e.leading) {
+			follow_stop(fw);
+			wait_until(until);
+			continue;
+		}
+		int64_t next = follow_step(fw, until);
+		if (next > clock_ms())
+			wait_until(next < until ? next : until);
+	}
+	follow_stop(fw);
+}
+
+/* `run` polling (--watch=false): a pass every poll (sooner when a threshold is due) while this replica may act, until a signal. */
+static void run(struct pass_loop *loop, struct election *el)
+{
+	const struct settings *s = loop->s;
+	struct pass_result res;
+	int64_t next = 0;   /* monotonic ms when the next pass is due */
+
+	while (!stop) {
+		int64_t now = clock_ms(), wake = INT64_MAX;
+		struct election_state e = { 1, 0 };
+
+		/* the loop is alive, leading or not: what /livez asks */
+		metrics_pass_started(now / 1000);
+		if (el)
+			e = election_step(el, now);
+		metrics_leader(e.leading);
+		if (e.changed && e.leading)
+			next = 0;   /* a pass at once: the last leader may have left work */
+		if (e.leading && now >= next) {
+			next = now + s->poll * 1000;
+			pass_run(loop, &res);
+			/* a node about to cross its threshold is acted on then, not up to a poll
+			 * later; the poll stays the longest wait for news */
+			now = clock_ms();
+			if (res.due_in >= 0 && now + res.due_in * 1000 < next)
+				next = now + res.due_in * 1000;
+		}
+		if (e.leading)
+			wake = next;
+		if (el && election_next(el) < wake)
+			wake = election_next(el);
+		wait_until(wake);
+	}
 }
 
 int main(int argc, char **argv)
@@ -291,8 +264,10 @@ int main(int argc, char **argv)
 	static struct kube kc;
 	static struct pass_loop loop;
 	static struct events events;
-	char host[EVENTS_INSTANCE_MAX + 1] = "";
 	static struct election el;
+	static struct follow fw;
+	char host[EVENTS_INSTANCE_MAX + 1] = "";
+	char base[256] = "";
 	struct pass_result res;
 	char err[1024];
 	int failed;
@@ -315,13 +290,14 @@ int main(int argc, char **argv)
 		printf("noderecover %s\n", NODERECOVER_VERSION);
 		return 0;
 	}
+	clock_scale(env("NODERECOVER_TEST_DEADLINE_SCALE"));
 	if (settings_target(&s, env, &t, err, sizeof err) < 0 ||
 	    kube_init(&kc, &t, &cut, err, sizeof err) < 0) {
 		fprintf(stderr, "noderecover: %s\n", err);
 		return 2;
 	}
 	kube_dry_run(&kc, s.dry_run == DRY_RUN_SERVER);
-	metrics_init(NODERECOVER_VERSION, s.poll, KUBE_LIST_SECONDS, http_clock_ms() / 1000);
+	metrics_init(NODERECOVER_VERSION, s.poll, KUBE_LIST_SECONDS, clock_ms() / 1000);
 	kube_observe(&kc, metrics_api, NULL);
 	/* before anything is sent: an address that cannot be bound is a bad setting */
 	if (s.mode == MODE_RUN && s.listen && listen_start(s.listen, err, sizeof err) < 0) {
@@ -345,13 +321,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (s.leader_elect) {
-		if (election_init(&el, &kc, &s, err, sizeof err) < 0) {
+		if (election_init(&el, &t, &cut, metrics_api, s.lease_namespace, s.lease_name, s.lease_ns_source,
+		    identity_base(base, sizeof base), err, sizeof err) < 0) {
 			fprintf(stderr, "noderecover: %s\n", err);
 			kube_close(&kc);
 			return 2;
 		}
-		loop.may_write = may_write;
-		loop.may_write_ctx = &el;
+		loop.election = &el;
 	}
 	/* in a pod the host name is the pod's name: the reportingInstance client-go would use */
 	if (gethostname(host, sizeof host - 1) < 0)
@@ -360,46 +336,28 @@ int main(int argc, char **argv)
 	loop.events = &events;
 	if (s.mode == MODE_ONCE) {
 		failed = 0;
-		if (s.leader_elect)
-			elect(&el);
-		if (leading(&el, &s))
+		if (!loop.election || election_step(loop.election, clock_ms()).leading)
 			failed = pass_run(&loop, &res) < 0;
-		if (s.leader_elect)
-			release(&el);
+		if (loop.election)
+			release(loop.election);
 		kube_close(&kc);
 		/* a pass a signal cut short did not do all it should have */
 		if (stop)
 			say("noderecover stopping on a signal; the pass did not finish");
 		return failed || stop;
 	}
-	int64_t next = 0;   /* monotonic ms when the next pass is due */
-	while (!stop) {
-		int64_t wake = INT64_MAX;
-
-		/* the loop is alive, leading or not: what /livez asks */
-		metrics_pass_started(http_clock_ms() / 1000);
-		/* with an election, a try every retry period, between passes too */
-		if (s.leader_elect && http_clock_ms() - el.last_try >= LEASE_RETRY * 1000)
-			elect(&el);
-		metrics_leader(leading(&el, &s));
-		if (!leading(&el, &s)) {
-			next = 0;   /* once it leads, a pass at once: the last leader may have left work */
-		} else if (http_clock_ms() >= next) {
-			next = http_clock_ms() + s.poll * 1000;
-			pass_counted(&loop, &res);
-			/* a node about to cross its threshold is acted on then, not up to a poll
-			 * later; the poll stays the longest wait for news */
-			if (res.due_in >= 0 && http_clock_ms() + res.due_in * 1000 < next)
-				next = http_clock_ms() + res.due_in * 1000;
+	if (s.watch) {
+		if (follow_init(&fw, &loop, &t, &cut, metrics_api, err, sizeof err) < 0) {
+			fprintf(stderr, "noderecover: %s\n", err);
+			kube_close(&kc);
+			return 2;
 		}
-		if (leading(&el, &s))
-			wake = next;
-		if (s.leader_elect && el.last_try + LEASE_RETRY * 1000 < wake)
-			wake = el.last_try + LEASE_RETRY * 1000;
-		sleep_until(wake);
+		run_following(&fw, loop.election);
+	} else {
+		run(&loop, loop.election);
 	}
-	if (s.leader_elect)
-		release(&el);
+	if (loop.election)
+		release(loop.election);
 	kube_close(&kc);
 	say("noderecover stopping on a signal");
 	return 0;

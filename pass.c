@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include "clock.h"
 #include "metrics.h"
 #include "pass.h"
 #include "say.h"
@@ -27,14 +28,31 @@ struct pass {
 	int64_t date;       /* the first page's Date; -1: it had none we could read */
 	int64_t mono0;      /* ... by the monotonic clock, milliseconds */
 	int64_t due;        /* seconds from now until the first threshold ahead; -1: none */
+	char rv[NODE_RV_MAX + 1]; /* the list's resourceVersion */
 	struct policy_summary sum;
 	long ready[METRICS_READIES];   /* nodes by Ready state, for the metrics */
 	int nkept, overflow, unreadable;
 	long seen;
+	struct pass_loop *loop; /* the loop this pass runs in */
 	pass_row_fn row;    /* plan's: every node decided (NULL in a pass) */
 	void *row_ctx;
 	struct kept kept[PASS_KEEP_MAX];
 };
+
+/* What a pass knows is forgotten: a list starts (again), or a round over the table does. */
+static void begin(struct pass_loop *l, struct pass *p)
+{
+	const struct settings *s = l->s;
+
+	memset(&p->sum, 0, sizeof p->sum);
+	memset(p->ready, 0, sizeof p->ready);
+	p->nkept = p->overflow = p->unreadable = 0;
+	p->seen = 0;
+	p->due = -1;
+	p->loop = l;
+	p->keys = (struct node_keys){ s->prune_label, s->annotation, s->exclude_label };
+	p->rules = (struct policy_settings){ s->taint_after, s->prune_after, s->self_node };
+}
 
 /*
  * The list (re)starts: "now" is the API server's, from its Date header. lastTransitionTime
@@ -45,25 +63,26 @@ static void on_page(void *ctx, const struct kube_page *pg)
 {
 	struct pass *p = ctx;
 
+	/* a list longer than the Lease must not let leadership move while it is read */
+	if (p->loop->election)
+		election_keep(p->loop->election, clock_ms());
 	if (!pg->first)
 		return;
+	if (p->loop->table)
+		table_begin(p->loop->table);
 	if (p->row)
 		p->row(p->row_ctx, &(struct pass_row){ 0 });
-	memset(&p->sum, 0, sizeof p->sum);
-	memset(p->ready, 0, sizeof p->ready);
-	p->nkept = p->overflow = p->unreadable = 0;
-	p->seen = 0;
-	p->due = -1;
+	begin(p->loop, p);
 	p->local = time(NULL);
 	p->date = pg->date;
 	p->now = pg->date >= 0 ? pg->date : p->local;
-	p->mono0 = http_clock_ms();
+	p->mono0 = clock_ms();
 }
 
 /* The server's time now: its Date at the list's start, advanced by the monotonic clock. */
 static int64_t pass_now(const struct pass *p)
 {
-	return p->now + (http_clock_ms() - p->mono0) / 1000;
+	return p->now + (clock_ms() - p->mono0) / 1000;
 }
 
 static int on_node(void *ctx, const struct node_facts *f, const char *why)
@@ -71,9 +90,16 @@ static int on_node(void *ctx, const struct node_facts *f, const char *why)
 	static struct kept spill;   /* a node past PASS_KEEP_MAX: decided, counted, not kept */
 	struct pass *p = ctx;
 	struct kept *k = p->nkept < PASS_KEEP_MAX ? &p->kept[p->nkept] : &spill;
-	char name[NODE_NAME_MAX + 1];
+	char name[NODE_NAME_MAX + 1], full[300];
 
 	p->seen++;
+	if (p->loop->table && p->row == NULL) {
+		/* what cannot be read, or kept, is not in the table: nothing is decided on old facts */
+		if (why)
+			table_remove(p->loop->table, f->name);
+		else if (table_put(p->loop->table, f, full, sizeof full) < 0)
+			why = full;
+	}
 	if (why) {
 		say("Could not read node %s (item %ld of the list): %s; it is not acted on this pass",
 		    f->name[0] ? say_printable(f->name, name, sizeof name) : "without a name", p->seen, why);
@@ -137,6 +163,12 @@ static void count(enum policy_action a, enum metrics_result r)
 		metrics_action(a == POLICY_TAINT ? METRICS_TAINT : a == POLICY_CLEAR ? METRICS_CLEAR : METRICS_DELETE, r);
 }
 
+/* Whether this replica may write now: no election, or it still holds the Lease (may renew first). */
+static int may_write(struct pass_loop *l)
+{
+	return !l->election || election_may_write(l->election, clock_ms());
+}
+
 /* Says one line; f: the node it is about, or NULL (the storm guard). */
 __attribute__((format(printf, 4, 5)))
 static void report(struct pass_loop *l, enum pass_event e, const struct node_facts *f, const char *fmt, ...)
@@ -149,7 +181,7 @@ static void report(struct pass_loop *l, enum pass_event e, const struct node_fac
 	va_end(ap);
 	say("%s", line);
 	/* an Event is a write: with leader election, only while the Lease is still ours */
-	if (l->events && event_of[e] != EVENTS_REASONS && (!l->may_write || l->may_write(l->may_write_ctx))) {
+	if (l->events && event_of[e] != EVENTS_REASONS && may_write(l)) {
 		if (f)
 			events_node(l->events, f, event_of[e], line);
 		else
@@ -262,7 +294,7 @@ static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
 		say_would(l, k);
 		return 0;
 	}
-	if (l->may_write && !l->may_write(l->may_write_ctx)) {
+	if (!may_write(l)) {
 		say("Not %s %s: this replica no longer holds the lease; it acts again once it leads", verb, k->f.name);
 		return 2;
 	}
@@ -373,10 +405,13 @@ static int list(struct pass_loop *l, struct pass *p)
 {
 	const struct settings *s = l->s;
 
-	p->keys = (struct node_keys){ s->prune_label, s->annotation, s->exclude_label };
-	p->rules = (struct policy_settings){ s->taint_after, s->prune_after, s->self_node };
-	if (kube_list_nodes(l->kc, s->page_size, &p->keys, on_page, on_node, p) == KUBE_OK)
+	begin(l, p);
+	p->rv[0] = '\0';
+	if (kube_list_nodes(l->kc, s->page_size, &p->keys, on_page, on_node, p, p->rv) == KUBE_OK) {
+		if (l->table && !p->row)
+			table_end(l->table);
 		return 0;
+	}
 	/* a stop is not a failure to report, only a pass cut short */
 	if (*l->stop)
 		say("Listing nodes cut short by a signal; no node acted on this pass");
@@ -385,32 +420,31 @@ static int list(struct pass_loop *l, struct pass *p)
 	return -1;
 }
 
-int pass_run(struct pass_loop *l, struct pass_result *res)
+/* The pass's one memory: run's passes, over a list or the table, never two at once. */
+static struct pass the_pass;
+
+/*
+ * After the nodes are read (a whole list, or the table's): the guard's step, then each kept
+ * node's verdict resolved against the summary and acted on. Returns 0, or -1 when the pass
+ * failed or held an action back.
+ */
+static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, int all)
 {
 	const struct settings *s = l->s;
-	static struct pass p;
 	struct policy_limit lim = { s->max_unknown, s->max_unknown_percent };
 	long limit;
 	int held = 0;
 
-	memset(res, 0, sizeof *res);
-	res->due_in = -1;
-	if (list(l, &p) < 0) {
-		res->failed = 1;
-		return -1;
-	}
-	res->listed = 1;
-	res->failed = p.unreadable > 0;
-	metrics_nodes(p.ready, p.sum.etcd_ready);
-	say_clock(l, &p);
+	res->failed = p->unreadable > 0;
+	metrics_nodes(p->ready, p->sum.etcd_ready);
 	/* Every Unknown node counts, our own and those not yet past the threshold: the guard
 	 * asks whether the cluster or the watcher's view of it is broken, not which node is. */
-	limit = policy_unknown_limit(&lim, p.sum.nodes);
-	say_storm(l, policy_storm_step(&l->storm, p.sum.unknown, limit, s->storm_cooldown, http_clock_ms() / 1000), &p.sum, limit);
+	limit = policy_unknown_limit(&lim, p->sum.nodes);
+	say_storm(l, policy_storm_step(&l->storm, p->sum.unknown, limit, s->storm_cooldown, clock_ms() / 1000), &p->sum, limit);
 	metrics_storm(policy_storm_holds(&l->storm));
-	for (int i = 0; i < p.nkept && !*l->stop; i++) {
-		struct kept *k = &p.kept[i];
-		policy_resolve(&k->v, &p.sum, policy_storm_holds(&l->storm));
+	for (int i = 0; i < p->nkept && !*l->stop; i++) {
+		struct kept *k = &p->kept[i];
+		policy_resolve(&k->v, &p->sum, policy_storm_holds(&l->storm));
 		held += k->v.held != POLICY_NONE;
 		count(k->v.held, METRICS_HELD);
 		count(k->v.excluded, METRICS_EXCLUDED);
@@ -418,50 +452,120 @@ int pass_run(struct pass_loop *l, struct pass_result *res)
 			say_excluded(l, k);
 		if (k->v.refusal != POLICY_ALLOWED) {
 			count(POLICY_DELETE, METRICS_REFUSED);
-			say_refusal(l, k, &p.sum);
+			say_refusal(l, k, &p->sum);
 			res->failed = 1;
 		}
-		int a = act(l, &p, k, policy_storm_holds(&l->storm));
+		int a = act(l, p, k, policy_storm_holds(&l->storm));
 		res->failed |= a != 0;
+		/* what was written shows in the node's next event: until then its entry is old */
+		if (a == 0 && l->table && k->v.action != POLICY_NONE)
+			table_acted(l->table, k->f.name);
 		if (a == 2)
 			break;   /* not the leader any more: the rest is another replica's */
 	}
-	memcpy(l->told, l->telling, sizeof l->told[0] * (size_t)l->ntelling);
-	l->ntold = l->ntelling;
+	/* a round over part of the table keeps what it did not see said */
+	if (all || l->ntold + l->ntelling > PASS_KEEP_MAX)
+		l->ntold = 0;
+	for (int i = 0; i < l->ntelling; i++) {
+		int known = 0;
+		for (int j = 0; j < l->ntold && !known; j++)
+			known = l->told[j] == l->telling[i];
+		if (!known)
+			l->told[l->ntold++] = l->telling[i];
+	}
 	l->ntelling = 0;
-	if (p.overflow) {
-		say("%d more nodes need action than the %d one pass handles; they are next pass", p.overflow, PASS_KEEP_MAX);
+	if (p->overflow) {
+		say("%d more nodes need action than the %d one pass handles; they are next pass", p->overflow, PASS_KEEP_MAX);
 		res->failed = 1;
 	}
 	res->held = held > 0 && !res->failed;
 	res->failed |= held > 0;
-	if (p.due >= 0)
-		res->due_in = p.due > pass_now(&p) - p.now ? p.due - (pass_now(&p) - p.now) : 0;
+	if (p->due >= 0)
+		res->due_in = p->due > pass_now(p) - p->now ? p->due - (pass_now(p) - p->now) : 0;
 	return res->failed ? -1 : 0;
+}
+
+/* A pass ended at rc: counted for /metrics (start: monotonic ms). */
+static int counted(const struct pass_result *res, int64_t start, int rc)
+{
+	metrics_pass_done(!res->failed ? METRICS_PASS_OK : res->held ? METRICS_PASS_HELD : METRICS_PASS_FAILED,
+	    clock_ms() - start, time(NULL));
+	return rc;
+}
+
+int pass_run(struct pass_loop *l, struct pass_result *res)
+{
+	struct pass *p = &the_pass;
+	int64_t start = clock_ms();
+
+	memset(res, 0, sizeof *res);
+	res->due_in = -1;
+	res->date = -1;
+	p->row = NULL;
+	if (list(l, p) < 0) {
+		res->failed = 1;
+		metrics_list_result(0);
+		return counted(res, start, -1);
+	}
+	metrics_list_result(1);
+	res->listed = 1;
+	memcpy(res->rv, p->rv, sizeof res->rv);
+	res->date = p->date;
+	say_clock(l, p);
+	return counted(res, start, decide(l, p, res, 1));
+}
+
+int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *res)
+{
+	static const int by_ready[4] = { [NODE_READY_NONE] = METRICS_READY_NONE, [NODE_READY_TRUE] = METRICS_READY_TRUE,
+		[NODE_READY_FALSE] = METRICS_READY_FALSE, [NODE_READY_UNKNOWN] = METRICS_READY_UNKNOWN };
+	struct pass *p = &the_pass;
+	struct table *t = l->table;
+	struct node_facts f;
+	int64_t start = clock_ms();
+
+	memset(res, 0, sizeof *res);
+	res->due_in = -1;
+	res->date = -1;
+	begin(l, p);
+	p->now = now;
+	p->mono0 = clock_ms();
+	for (size_t i = 0; i < t->n; i++) {
+		if (table_pending(t, i) || (!all && !table_changed(t, i) && t->e[i].ready != NODE_READY_UNKNOWN))
+			continue;
+		table_facts(t, i, &f);
+		on_node(p, &f, NULL);
+		table_decided(t, i);
+	}
+	/* the guard and quorum count the whole table, not the nodes this round looked at */
+	p->sum = t->sum;
+	for (int r = 0; r < 4; r++)
+		p->ready[by_ready[r]] = t->ready[r];
+	return counted(res, start, decide(l, p, res, all));
 }
 
 int pass_plan(struct pass_loop *l, pass_row_fn row, void *ctx, struct pass_plan_result *r)
 {
-	static struct pass p;   /* its own: plan never shares a pass's memory */
+	struct pass *p = &the_pass;   /* plan runs no pass of its own: the one memory serves */
 	struct policy_limit lim = { l->s->max_unknown, l->s->max_unknown_percent };
 	struct policy_storm fresh = { POLICY_STORM_OFF, 0 };
 
 	memset(r, 0, sizeof *r);
-	p.row = row;
-	p.row_ctx = ctx;
-	if (list(l, &p) < 0)
+	p->row = row;
+	p->row_ctx = ctx;
+	if (list(l, p) < 0)
 		return -1;
-	say_clock(l, &p);
-	r->sum = p.sum;
-	r->limit = policy_unknown_limit(&lim, p.sum.nodes);
-	policy_storm_step(&fresh, p.sum.unknown, r->limit, l->s->storm_cooldown, 0);
+	say_clock(l, p);
+	r->sum = p->sum;
+	r->limit = policy_unknown_limit(&lim, p->sum.nodes);
+	policy_storm_step(&fresh, p->sum.unknown, r->limit, l->s->storm_cooldown, 0);
 	r->storm = policy_storm_holds(&fresh);
-	r->now = p.now;
-	r->server_clock = p.date >= 0;
-	r->unreadable = p.unreadable;
-	for (int i = 0; i < p.nkept; i++) {
-		policy_resolve(&p.kept[i].v, &p.sum, r->storm);
-		row(ctx, &(struct pass_row){ &p.kept[i].f, &p.kept[i].v, NULL, 0 });
+	r->now = p->now;
+	r->server_clock = p->date >= 0;
+	r->unreadable = p->unreadable;
+	for (int i = 0; i < p->nkept; i++) {
+		policy_resolve(&p->kept[i].v, &p->sum, r->storm);
+		row(ctx, &(struct pass_row){ &p->kept[i].f, &p->kept[i].v, NULL, 0 });
 	}
 	return 0;
 }

@@ -8,10 +8,12 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include "election.h"
 #include "events.h"
 #include "kube.h"
 #include "policy.h"
 #include "settings.h"
+#include "table.h"
 
 #define PASS_KEEP_MAX 1024   /* nodes acted on in one pass; the rest wait for the next */
 
@@ -26,11 +28,13 @@ struct pass_loop {
 	const struct settings *s;
 	volatile sig_atomic_t *stop;      /* set by a signal: finish no more actions */
 	struct events *events;            /* where the Events of report()'s lines go; NULL: none */
-	/* Asked right before every patch and delete (NULL: always yes): nonzero when this
-	 * replica may write now (with leader election: it still holds the Lease, renewed within
-	 * the renew deadline by its own clock). A no ends the pass's actions. */
-	int (*may_write)(void *ctx);
-	void *may_write_ctx;
+	/* With leader election (NULL: none): asked right before every write (election_may_write:
+	 * a no ends the pass's actions) and at the head of each page of the list (election_keep).
+	 * Either may renew the Lease first, on the election's own connection (election.h). */
+	struct election *election;
+	/* With a watch (NULL: none): the table every list feeds (a node that cannot be read or
+	 * kept leaves it) and pass_table decides from; what a pass wrote marks its entry acted. */
+	struct table *table;
 	struct policy_storm storm;
 	int64_t skew;                     /* local minus server clock, seconds, as last logged */
 	int no_date_said;                 /* the server's missing Date was logged */
@@ -46,10 +50,21 @@ struct pass_result {
 	int64_t due_in;  /* seconds from the end of the pass until the first Unknown node known
 	                    to the pass crosses a threshold that makes it act, by the API
 	                    server's clock; -1: none */
+	char rv[NODE_RV_MAX + 1]; /* pass_run: the list's resourceVersion ("" none), for a watch */
+	int64_t date;    /* pass_run: the list's Date by the server's clock; -1 none */
 };
 
 /* Runs one pass. Returns 0 when all went well, -1 when it failed or held an action back. */
 int pass_run(struct pass_loop *l, struct pass_result *r);
+
+/*
+ * A pass over l->table instead of a list, at now (Unix seconds by the API server's clock):
+ * all nodes (all nonzero: the poll's round), or those that changed since they were last
+ * decided and every Unknown one (an event's round, a threshold's wake-up), never one whose
+ * entry waits for the event of what was written to it. The storm guard and quorum count the
+ * whole table. Returns as pass_run (r->listed 0).
+ */
+int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *r);
 
 /*
  * One node as `noderecover plan` shows it: its facts and what a pass would do to it.

@@ -31,7 +31,7 @@ struct opt {
 enum {
 	O_TAINT, O_PRUNE, O_LABEL, O_ANNOTATION, O_SELF, O_POLL, O_KUBECONFIG, O_SERVER, O_CA,
 	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_EXCLUDE, O_DRY_RUN, O_OUTPUT, O_LEADER,
-	O_LEASE_NAME, O_LEASE_NS, O_EVENTS, O_LISTEN, O_COUNT
+	O_LEASE_NAME, O_LEASE_NS, O_EVENTS, O_LISTEN, O_WATCH, O_RELIST, O_COUNT
 };
 
 static const struct opt opts[O_COUNT] = {
@@ -57,6 +57,8 @@ static const struct opt opts[O_COUNT] = {
 	[O_LEASE_NAME] = { "--lease-name", "NODE_RECOVERY_LEASE_NAME" },
 	[O_LEASE_NS] = { "--lease-namespace", "NODE_RECOVERY_LEASE_NAMESPACE" },
 	[O_LISTEN] = { "--listen", "NODE_RECOVERY_LISTEN" },
+	[O_WATCH] = { "--watch", "NODE_RECOVERY_WATCH" },
+	[O_RELIST] = { "--relist", "NODE_RECOVERY_RELIST_SECONDS" },
 };
 
 /* A whole number of seconds (digits only) no larger than max. */
@@ -270,7 +272,7 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		} else if (o == O_DRY_RUN) {
 			/* the one flag that stands alone (as kubectl's); a value needs --dry-run=server */
 			val[o] = "client";
-		} else if (o == O_LEADER) {
+		} else if (o == O_LEADER || o == O_WATCH) {
 			val[o] = "true";   /* stands alone too, as kube-controller-manager's */
 		} else {
 			if (i + 1 >= argc)
@@ -320,6 +322,15 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 	if (val[O_DRY_RUN] && dry_run(val[O_DRY_RUN], &s->dry_run) < 0)
 		return text_fail(err, errlen, "%s '%.32s' is not one of client, server or none (true or false for the variable)",
 		    from[O_DRY_RUN], val[O_DRY_RUN]);
+	s->watch = 1;
+	if (val[O_WATCH] && *val[O_WATCH] && strcmp(val[O_WATCH], "true") != 0) {
+		if (strcmp(val[O_WATCH], "false") != 0)
+			return text_fail(err, errlen, "%s '%.32s' is neither true nor false", from[O_WATCH], val[O_WATCH]);
+		s->watch = 0;
+	}
+	s->relist = SETTINGS_RELIST_DEFAULT;
+	if (val[O_RELIST] && *val[O_RELIST] && (whole(val[O_RELIST], 86400, &s->relist) < 0 || s->relist < 1))
+		return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds between 1 and 86400", from[O_RELIST], val[O_RELIST]);
 	s->events = 1;   /* empty: the default, as for the other variables */
 	if (val[O_EVENTS] && *val[O_EVENTS] && strcmp(val[O_EVENTS], "true") != 0) {
 		if (strcmp(val[O_EVENTS], "false") != 0)

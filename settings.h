@@ -22,6 +22,7 @@ enum settings_output { OUTPUT_TABLE, OUTPUT_JSON };   /* how plan prints */
 
 #define SETTINGS_KEY_MAX 317      /* a qualified name: 253 prefix + '/' + 63 name */
 #define SETTINGS_MAX_SECONDS 315360000  /* ten years: anything longer is a typo */
+#define SETTINGS_RELIST_DEFAULT 600     /* --relist: seconds between whole lists while watching */
 
 struct settings {
 	enum settings_mode mode;
@@ -36,6 +37,8 @@ struct settings {
 	int max_unknown_percent;      /* 1..100 when max_unknown is 0; 100: the guard is off */
 	int64_t storm_cooldown;       /* seconds the guard holds after it lifts */
 	enum settings_dry_run dry_run;
+	int watch;                    /* run follows a watch between lists (--watch, default true) */
+	int64_t relist;               /* seconds: with the watch, a whole list at least this often */
 	int events;                   /* post Events on the Node (--events, default true; never in a dry run) */
 	enum settings_output output;
 	const char *listen;           /* where to serve /metrics, /livez, /readyz; NULL: nowhere */

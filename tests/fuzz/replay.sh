@@ -5,12 +5,12 @@
 # Exits non-zero when any input fails. Needs the Debian packages ./build.sh installs.
 set -u
 cd "$(dirname "$0")/../.."
-LIB="http.c tls.c json.c kube.c kubeconfig.c listen.c metrics.c policy.c settings.c target.c text.c"
+LIB="clock.c http.c tls.c json.c kube.c kubeconfig.c listen.c metrics.c policy.c settings.c target.c text.c"
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration -Werror"
 B=build/fuzz-replay
 mkdir -p $B
 passed=0 failed=0
-for t in json http kubeconfig; do
+for t in json http kubeconfig watch; do
 	if ! gcc -std=c11 -D_DEFAULT_SOURCE -pthread -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -I. -o $B/replay_$t tests/fuzz/fuzz_$t.c tests/fuzz/replay.c $LIB -lbearssl; then
 		echo "fuzz-replay: cannot build $t" >&2

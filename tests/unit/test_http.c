@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "clock.h"
 #include "http.h"
 
 /* ---- parser helpers ---- */
@@ -1260,15 +1261,15 @@ static void t_deadlines(void)
 	check(get("/hello") == 200);
 	/* the head's 30 s is cut by the response's 300 ms, and the message says the time it had */
 	bounds = &(struct http_bounds){ 300, 0 };
-	t0 = http_clock_ms();
+	t0 = clock_ms();
 	check(get("/slow") == -1 && err_has("response head from 127.0.0.1:") && err_has("not done after 300ms"));
-	check(http_clock_ms() - t0 < 1000 && conn.expired && !conn.stopped);
+	check(clock_ms() - t0 < 1000 && conn.expired && !conn.stopped);
 	/* the caller's deadline caps every phase */
-	bounds = &(struct http_bounds){ HTTP_RESPONSE_MS, http_later(&conn, 200) };
+	bounds = &(struct http_bounds){ HTTP_RESPONSE_MS, clock_after(200) };
 	check(get("/slow") == -1 && err_has("not done when the caller's deadline passed"));
 	/* and a sleep that would pass it is not begun */
-	t0 = http_clock_ms();
-	check(http_sleep(&conn, 5000, http_later(&conn, 200)) == -1 && conn.expired && http_clock_ms() - t0 < 100);
+	t0 = clock_ms();
+	check(http_sleep(&conn, 5000, clock_after(200)) == -1 && conn.expired && clock_ms() - t0 < 100);
 	check(http_sleep(&conn, 50, 0) == 0);
 	/* bounds are the request's own: the next request without any has the defaults again */
 	bounds = NULL;
@@ -1278,9 +1279,9 @@ static void t_deadlines(void)
 	signal(SIGALRM, on_alarm);
 	stop_flag = 0;
 	alarm(1);
-	t0 = http_clock_ms();
+	t0 = clock_ms();
 	check(get("/slow") == -1 && conn.stopped && err_has(": stopped"));
-	check(http_clock_ms() - t0 < 1000 + HTTP_WAIT_SLICE_MS);
+	check(clock_ms() - t0 < 1000 + HTTP_WAIT_SLICE_MS);
 	check(http_sleep(&conn, 10000, 0) == -1 && conn.stopped);
 	check(http_request(&conn, "GET", "/hello", NULL, NULL, 0, NULL, &r) == -1 && conn.stopped);
 	stop_flag = 0;
@@ -1300,9 +1301,9 @@ static void t_deadlines(void)
 	}
 	check(http_init(&conn, &tls, "127.0.0.1", port, NULL) == 0);
 	http_deadline(&conn, HTTP_CONNECT, 300);
-	t0 = http_clock_ms();
+	t0 = clock_ms();
 	check(get("/") == -1 && err_has("connect to 127.0.0.1:") && err_has("not done after 300ms"));
-	check(http_clock_ms() - t0 < 1000 && conn.expired && !conn.permanent);
+	check(clock_ms() - t0 < 1000 && conn.expired && !conn.permanent);
 	for (int i = 0; i < 4; i++)
 		close(fill[i]);
 	close(fd);

@@ -449,7 +449,7 @@ static void t_list_yields_facts(void)
 	    "{\"metadata\":{\"name\":\"agent-1\",\"uid\":\"u1\",\"resourceVersion\":\"5\"},\"status\":{\"conditions\":"
 	    "[{\"type\":\"Ready\",\"status\":\"Unknown\",\"lastTransitionTime\":\"2026-11-30T04:22:35Z\"}]}},"
 	    "{\"metadata\":{\"name\":\"agent-2\",\"uid\":\"u2\"}}]}");
-	check(kube_list_nodes(&k, 500, &keys, on_page, on_node, &s) == KUBE_OK);
+	check(kube_list_nodes(&k, 500, &keys, on_page, on_node, &s, NULL) == KUBE_OK);
 	check(s.nodes == 1 && strcmp(s.first, "agent-1") == 0);
 	check(s.unreadable == 1 && s.why[0] != '\0');
 	check(recorded(got, sizeof got) > 0 && strncmp(got, "GET /api/v1/nodes?limit=500 HTTP/1.1\r\n", 38) == 0);

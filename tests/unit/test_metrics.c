@@ -50,7 +50,7 @@ static void t_render_golden(void)
 	int n;
 
 	fill();
-	n = metrics_render(got, sizeof got);
+	n = metrics_render(0, got, sizeof got);
 	check(n > 0);
 	if (!check(f != NULL))
 		return;
@@ -68,12 +68,12 @@ static void t_render_truncation(void)
 	int n;
 
 	fill();
-	n = metrics_render(buf, sizeof buf);
+	n = metrics_render(0, buf, sizeof buf);
 	check(n > 0);
-	check(metrics_render(buf, (size_t)n) == -1);       /* no room for the NUL: refused, not cut */
-	check(metrics_render(buf, (size_t)n / 2) == -1);
-	check(metrics_render(buf, 0) == -1);
-	check(metrics_render(buf, (size_t)n + 1) == n);
+	check(metrics_render(0, buf, (size_t)n) == -1);       /* no room for the NUL: refused, not cut */
+	check(metrics_render(0, buf, (size_t)n / 2) == -1);
+	check(metrics_render(0, buf, 0) == -1);
+	check(metrics_render(0, buf, (size_t)n + 1) == n);
 }
 
 static void t_render_worst_case_fits(void)
@@ -90,7 +90,7 @@ static void t_render_worst_case_fits(void)
 			metrics_api(NULL, m[i], c[j]);
 	metrics_nodes(big, 2147483647L);
 	metrics_pass_done(METRICS_PASS_OK, 600000, 4102444800LL);
-	check(metrics_render(buf, sizeof buf) > 0);
+	check(metrics_render(0, buf, sizeof buf) > 0);
 }
 
 static void t_label_escaped(void)
@@ -98,7 +98,7 @@ static void t_label_escaped(void)
 	static char buf[METRICS_TEXT_MAX];
 
 	metrics_init("a\"b\\c\nd", 15, 600, 0);
-	check(metrics_render(buf, sizeof buf) > 0);
+	check(metrics_render(0, buf, sizeof buf) > 0);
 	check(strstr(buf, "noderecover_build_info{version=\"a\\\"b\\\\c\\nd\"} 1\n") != NULL);
 }
 
@@ -152,26 +152,26 @@ static void t_probes_from_state(void)
 	metrics_pass_started(1600);
 	check(metrics_live(1646, why, sizeof why) == 1);
 
-	check(metrics_ready(why, sizeof why) == 0);                            /* must-fail: no list yet */
+	check(metrics_ready(0, why, sizeof why) == 0);                            /* must-fail: no list yet */
 	check(strcmp(why, "no node list read yet") == 0);
 	metrics_list_result(0);
-	check(metrics_ready(why, sizeof why) == 0);                            /* must-fail */
+	check(metrics_ready(0, why, sizeof why) == 0);                            /* must-fail */
 	metrics_list_result(1);
-	check(metrics_ready(why, sizeof why) == 1);
+	check(metrics_ready(0, why, sizeof why) == 1);
 	metrics_list_result(0);
 	metrics_list_result(0);
-	check(metrics_ready(why, sizeof why) == 1);
+	check(metrics_ready(0, why, sizeof why) == 1);
 	metrics_list_result(0);
-	check(metrics_ready(why, sizeof why) == 0);                            /* must-fail: three in a row */
+	check(metrics_ready(0, why, sizeof why) == 0);                            /* must-fail: three in a row */
 	check(strcmp(why, "the last 3 node listings failed") == 0);
 	metrics_list_result(0);
-	check(metrics_ready(why, sizeof why) == 0);
+	check(metrics_ready(0, why, sizeof why) == 0);
 	metrics_list_result(1);
-	check(metrics_ready(why, sizeof why) == 1);
+	check(metrics_ready(0, why, sizeof why) == 1);
 	metrics_leader(0);
 	for (int i = 0; i < 5; i++)
 		metrics_list_result(0);
-	check(metrics_ready(why, sizeof why) == 1);
+	check(metrics_ready(0, why, sizeof why) == 1);
 }
 
 static const struct { const char *what; const char *head; enum listen_verdict want; } req_rows[] = {

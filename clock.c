@@ -1,0 +1,42 @@
+/*
+ * The monotonic clock and the test scale (clock.h). Owns the scale, set once at start; never
+ * sleeps, never reads the environment itself.
+ */
+#include <time.h>
+#include "clock.h"
+
+static int64_t scale = 1;
+
+int64_t clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t clock_span(int64_t ms)
+{
+	return ms / scale;
+}
+
+int64_t clock_after(int64_t ms)
+{
+	return clock_ms() + clock_span(ms);
+}
+
+void clock_scale(const char *text)
+{
+	int64_t v = 0;
+
+	scale = 1;
+	if (!text)
+		return;
+	for (const char *s = text; *s; s++) {
+		if (*s < '0' || *s > '9' || v > 1000)
+			return;
+		v = v * 10 + (*s - '0');
+	}
+	if (v >= 1 && v <= 1000)
+		scale = v;
+}

@@ -1,0 +1,73 @@
+/*
+ * The table of node facts that `run` keeps while it follows a watch: per node only what the
+ * decisions need (struct node_facts' fields, never its JSON), fed by lists and watch events
+ * alike, and the whole table's summary (nodes, Unknown, Ready etcd members, nodes by Ready)
+ * kept as entries change, so the storm guard and quorum count from the table, not from the
+ * events that happen to arrive together.
+ * Memory: an entry of TABLE_ENTRY_BYTES per node, and its name and uid once in an arena;
+ * both grow by doubling (never per event) and are given back by table_free. No I/O, no
+ * decisions, no clock.
+ */
+#ifndef TABLE_H
+#define TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "node.h"
+#include "policy.h"
+
+#define TABLE_RV_MAX 31   /* a resourceVersion the table keeps (etcd's revisions: 19 digits at most) */
+
+/* One node. Its fields are table.c's alone. */
+struct table_entry {
+	uint32_t str;          /* where "name\0uid\0" starts in the arena */
+	uint8_t ready;         /* enum node_ready */
+	uint8_t flags;         /* node_facts' booleans */
+	uint8_t mark;          /* seen by the list being read, changed, acted on */
+	int32_t oos_taint;
+	int64_t ready_since;
+	char rv[TABLE_RV_MAX + 1];
+};
+
+/* Zero it before use (or table_free it). */
+struct table {
+	struct table_entry *e;   /* sorted by name */
+	size_t n, cap;
+	char *arena;
+	size_t used, size, garbage;
+	struct policy_summary sum;
+	long ready[4];           /* entries by enum node_ready */
+};
+
+/* A list starts reading into the table: every entry is marked unseen. */
+void table_begin(struct table *t);
+
+/*
+ * The facts of a node from a list or an event replace its entry (a new one is added). A node
+ * whose resourceVersion differs from its entry's is marked changed (and no longer acted on).
+ * Returns 0, or -1 with one line in why (its resourceVersion longer than TABLE_RV_MAX bytes,
+ * or out of memory); its entry, if any, is then removed, so nothing is decided on old facts.
+ */
+int table_put(struct table *t, const struct node_facts *f, char *why, size_t whylen);
+
+/* A node that is gone (DELETED), or that could not be read: its entry is removed. 1 when it had one. */
+int table_remove(struct table *t, const char *name);
+
+/* The list that table_begin started was read whole: entries it did not name are removed. */
+void table_end(struct table *t);
+
+/* Entry i's facts into *f (i < t->n). */
+void table_facts(const struct table *t, size_t i, struct node_facts *f);
+
+/* Whether entry i changed since it was last decided (table_decided), and whether it was acted on
+ * (table_acted) and has not changed since: its facts are then older than what we wrote. */
+int table_changed(const struct table *t, size_t i);
+int table_pending(const struct table *t, size_t i);
+void table_decided(struct table *t, size_t i);
+/* A write on the node named went out: its entry waits for the event that shows it. */
+void table_acted(struct table *t, const char *name);
+
+/* Gives its memory back; the table is empty and may be used again. */
+void table_free(struct table *t);
+
+#endif
