@@ -27,6 +27,7 @@ from apiserver import SSAR_PATH, Reply, StandIn, status_body
 HERE = os.path.dirname(os.path.abspath(__file__))
 BINARY = os.path.abspath(os.environ.get("NODERECOVER_BINARY",
                                         os.path.join(HERE, "..", "..", "build", "noderecover")))
+MODEL = BINARY.endswith(".py")   # the Python model of the contract (refwatcher.py), not the binary
 OOS = fixtures.OOS_KEY
 ANN = fixtures.DEFAULT_ANNOTATION
 ANN_ESC = ANN.replace("~", "~0").replace("/", "~1")

@@ -16,7 +16,7 @@ import unittest
 
 import fixtures
 from apiserver import Fault, Reply, status_body
-from harness import ANN, Case, healthy, our_taint, ready, uk
+from harness import ANN, MODEL, Case, healthy, our_taint, ready, uk
 from test_run import come_back, go_unknown
 
 POLL = ["--poll", "3600"]   # a polling build lists once and then sleeps through every test
@@ -77,6 +77,7 @@ class Decide(WatchCase):
         want_rv = self.srv.node("agent-1")["metadata"]["resourceVersion"]
         self.wait(lambda: self.oos_taints("agent-1"), 12, "agent-1 tainted")
         took = time.monotonic() - t0
+        self.settle(1)   # the PATCH is answered and logged
         r = self.stop()
         # lastTransitionTime and Date have whole seconds: the threshold is 4-5 s after t0
         self.assertGreaterEqual(took, 3.5, "tainted %.1f s after it went Unknown, threshold 5 s%s" % (took, self.ctx(r)))
@@ -112,9 +113,11 @@ class Decide(WatchCase):
         self.assertEqual(len(self.srv.lists()), 1, self.ctx(r))
 
     def test_deleted_node_leaves_the_table(self):
-        # both young when listed; gone is deleted before its threshold, and must never be
+        # both turn Unknown by events; gone is deleted before its threshold, and must never be
         # patched (a table that kept it would, and get a 404); kept proves the binary acts
-        self.run_watching(cluster(uk("gone", since=1), uk("kept", since=1)), taint_after=5)
+        self.run_watching(cluster(ready("gone"), ready("kept")), taint_after=5)
+        self.srv.touch("gone", go_unknown(0))
+        self.srv.touch("kept", go_unknown(0))
         self.srv.delete_node("gone")
         self.wait(lambda: self.oos_taints("kept"), 12, "kept tainted at its threshold")
         self.settle(2)
@@ -123,7 +126,8 @@ class Decide(WatchCase):
 
     def test_storm_of_events_holds_every_taint(self):
         # 20 nodes; 12 turn Unknown by events in a burst (60%, over the 50% guard): nothing is
-        # tainted at their threshold; when 9 come back (3 of 20 left), the 3 are tainted
+        # tainted at their threshold; when 2 come back (10 of 20, the limit), the 10 are
+        # tainted (each event is decided as it comes: one come-back leaves 11, still held)
         nodes = cluster(n_healthy=16)
         self.assertEqual(len(nodes), 20)
         self.run_watching(nodes, taint_after=4, extra=["--storm-cooldown", "0"])
@@ -132,24 +136,27 @@ class Decide(WatchCase):
             self.srv.touch(name, go_unknown(0))
         self.settle(4 + 4)
         held = self.srv.mutating()
-        for name in storm[3:]:
+        for name in storm[10:]:
             self.srv.touch(name, come_back)
-        self.wait(lambda: all(self.oos_taints(n) for n in storm[:3]), 8, "the 3 left tainted once the storm passed")
+        self.wait(lambda: all(self.oos_taints(n) for n in storm[:10]), 8, "the 10 left tainted once the storm passed")
+        self.settle(1)
         r = self.stop()
         self.assertEqual(held, [], "tainted during a storm of 12 Unknown of 20" + self.ctx(r))
         self.assertLog(r, "Storm guard engaged")
-        self.assertEqual(sorted(q.node_name for q in self.srv.mutating()), storm[:3], self.ctx(r))
+        self.assertEqual(sorted(q.node_name for q in self.srv.mutating()), sorted(storm[:10]), self.ctx(r))
 
     def test_bytes_split_one_at_a_time(self):
         # one byte per chunk and per TLS record: chunk-size lines and UTF-8 sequences split
-        self.server(cluster(ready("agent-1")))
+        n = ready("agent-1")   # without its image list: 6 KiB, some 40,000 TLS records of one byte
+        del n["status"]["images"]
+        self.server(cluster(n))
         self.srv.watch_chunk = 1
         self.srv.watch_split = 1
         self.run_watching(None, taint_after=60)
         self.srv.touch("agent-1", go_unknown(300))
-        self.wait(lambda: self.oos_taints("agent-1"), 10, "agent-1 tainted from a one-byte-at-a-time event")
+        self.wait(lambda: self.oos_taints("agent-1"), 30, "agent-1 tainted from a one-byte-at-a-time event")
         self.srv.touch("agent-1", come_back)
-        self.wait(lambda: not self.oos_taints("agent-1"), 10, "agent-1 cleared from a one-byte-at-a-time event")
+        self.wait(lambda: not self.oos_taints("agent-1"), 30, "agent-1 cleared from a one-byte-at-a-time event")
         r = self.stop()
         self.assertEqual(len(self.srv.lists()), 1, "no relist: the stream was read whole" + self.ctx(r))
 
@@ -339,7 +346,17 @@ class Resume(WatchCase):
 
 class Broken(WatchCase):
     """A stream that might have skipped an event: one log line, drop it, relist; nothing done
-    on the strength of that event. A control node going Unknown afterwards is tainted."""
+    on the strength of that event. A control node going Unknown afterwards is tainted.
+    The bad event is sent on the stream only: the server's agent-1 stays Ready, so the relist
+    rightly finds nothing to do, and the event names agent-1's real resourceVersion, so a
+    build that acted on it would get its PATCH through."""
+
+    def fake_unknown(self, name="agent-1", blob=None):
+        n = self.srv.node(name)
+        go_unknown(300)(n)
+        if blob:
+            n["metadata"]["annotations"]["example.com/blob"] = blob
+        return dict(kind="Node", apiVersion="v1", **n)
 
     def after_a_broken_stream(self, breaker, suspect):
         self.run_watching(cluster(ready("agent-1"), ready("control")))
@@ -358,18 +375,14 @@ class Broken(WatchCase):
         return r
 
     def test_event_over_256_kib(self):
-        def big(n):
-            go_unknown(300)(n)
-            n["metadata"]["annotations"]["example.com/blob"] = "x" * (300 * 1024)
-        self.after_a_broken_stream(lambda: self.srv.touch("agent-1", big), "agent-1")
+        def big():
+            self.srv.watch_send({"type": "MODIFIED", "object": self.fake_unknown(blob="x" * (300 * 1024))})
+        self.after_a_broken_stream(big, "agent-1")
 
     def test_broken_event(self):
         def broken():
-            n = self.srv.node("agent-1")
-            go_unknown(300)(n)
-            n["metadata"]["resourceVersion"] = str(self.srv.rv)   # what a sloppy reader would test
-            ev = json.dumps({"type": "MODIFIED", "object": dict(kind="Node", apiVersion="v1", **n)})
-            self.srv.watch_send(ev[:-2].encode() + b",,}}\n")
+            ev = json.dumps({"type": "MODIFIED", "object": self.fake_unknown()}, separators=(",", ":"))
+            self.srv.watch_send(ev[:-2].encode() + b",,}}\n")   # the last object ends ",,}}"
         self.after_a_broken_stream(broken, "agent-1")
 
     def test_object_that_is_not_a_node(self):
@@ -381,11 +394,8 @@ class Broken(WatchCase):
         self.after_a_broken_stream(pod, "agent-9")
 
     def test_unknown_event_type(self):
-        def odd():
-            n = self.srv.node("agent-1")
-            go_unknown(300)(n)
-            self.srv.watch_send({"type": "EXPLODED", "object": dict(kind="Node", apiVersion="v1", **n)})
-        self.after_a_broken_stream(odd, "agent-1")
+        self.after_a_broken_stream(lambda: self.srv.watch_send({"type": "EXPLODED", "object": self.fake_unknown()}),
+                                   "agent-1")
 
 
 class Modes(WatchCase):
@@ -401,7 +411,7 @@ class Modes(WatchCase):
     def test_watch_false_polls(self):
         self.server(cluster(ready("agent-1")))
         p, errp = self.start_run(extra=["--poll", "1"], env={"NODE_RECOVERY_WATCH": "false"})
-        ok = self.srv.wait_for(lambda: len(self.srv.lists()) >= 4, 10)
+        ok = self.srv.wait_for(lambda: len(self.srv.lists()) >= 4, 25)
         r = self.stop_run(p, errp)
         self.assertTrue(ok, self.ctx(r))
         self.assertEqual(self.srv.watches(), [], "NODE_RECOVERY_WATCH=false watched" + self.ctx(r))
@@ -417,6 +427,7 @@ def vm(pid):
     return out
 
 
+@unittest.skipIf(MODEL, "the binary's own memory bound; the Python model has none")
 class Memory(WatchCase):
     def test_flat_while_100000_events_stream_by(self):
         # a node without its image list (3 KiB an event), its annotation changing each time;
@@ -446,6 +457,7 @@ class Memory(WatchCase):
         self.assertEqual(self.srv.mutating(), [], self.ctx(r))
 
 
+@unittest.skipIf(MODEL, "the Python model has no --listen")
 class Metrics(WatchCase):
     def test_events_by_type_and_relists_by_reason(self):
         from test_listen import free_port, get, parse_exposition
