@@ -515,7 +515,7 @@ class StandIn:
         self.log = collections.deque()
         self.seq = 0
         self.compacted_rv = 0       # a watch or a continue from an RV below this is too old: 410
-        self.log_max = 20000
+        self.log_max = 5000
         self.bookmark_every = 60.0
         self.watch_max_seconds = None
         self.watch_chunk = None
