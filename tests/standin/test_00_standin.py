@@ -10,7 +10,6 @@ import ssl
 import threading
 import time
 import unittest
-import urllib.parse
 
 import fixtures
 from apiserver import Fault, PatchError, Reply, StandIn, apply_patch, status_body

@@ -10,7 +10,6 @@ These tests never run against the Python model (refwatcher.py polls): see README
 They never reach anything but the stand-in on 127.0.0.1.
 """
 import json
-import threading
 import time
 import unittest
 
