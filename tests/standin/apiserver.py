@@ -6,7 +6,12 @@ demand), JSON patch (RFC 6902) applied for real with resourceVersion bumped, DEL
 uid/resourceVersion preconditions, 401/403/404/409/422/429/503 with the real Status bodies;
 coordination.k8s.io/v1 Leases (GET, POST, PUT with the resourceVersion test: 409); the two
 reviews the permission check makes (SelfSubjectAccessReview, SelfSubjectReview); and
-events.k8s.io/v1 Events created (validated as kube-apiserver does, stored in posted).
+events.k8s.io/v1 Events created (validated as kube-apiserver does, stored in posted); and
+watches of nodes (`?watch=1`) as kube-apiserver's watch cache serves them: one resourceVersion
+counter for every change, a log of node events replayed from the watch's resourceVersion and
+then streamed live, bookmarks, 410 for a compacted resourceVersion (an ERROR event in a started
+200 stream, or before it), ERROR events, timeoutSeconds, and on demand a silent, ended or cut
+stream, bytes split anywhere, and raw (broken, oversized, foreign) events. See "Watches" below.
 Faults are injected per request by rules. Every request is recorded.
 
 It never talks to anything but the loopback address it listens on, and every loop in it is
@@ -20,11 +25,22 @@ Use it in-process:
     srv.nodes["agent-1"]    # state after the run
     srv.posted              # Events created, in order
     srv.stop()
+
+Watches: every change to a node (add_node, touch, delete_node, a PATCH or DELETE from the client,
+flood) takes the next resourceVersion and appends an event to srv.log. A watch from RV X replays
+the events after X, then streams new ones until its timeoutSeconds (or srv.watch_max_seconds),
+or until the test ends it: srv.end_watches(), srv.cut_watches(), srv.silence_watches(),
+srv.watch_error(410), srv.watch_send(raw). srv.compact() makes every RV before now too old
+(410). A rule's Fault("watch", ...) shapes one stream (its error, its end, its silence, how its
+bytes are split); srv.watches() are the watch requests, each with .rv (its resourceVersion),
+.events_sent and .ended once it is over.
 """
 import base64
+import collections
 import copy
 import json
 import os
+import random
 import re
 import shutil
 import socket
@@ -63,6 +79,32 @@ def status_body(code, reason, message, details=None, metadata=None):
         st["details"] = details
     st["code"] = code
     return st
+
+
+def error_status(code, message=None, reason=None, rv=0, asked=None):
+    """The Status an ERROR watch event carries, worded as kube-apiserver's cacher does."""
+    if code == 410:
+        return status_body(410, reason or "Expired", message or "too old resource version: %s (%d)" % (
+            asked if asked is not None else 1, rv))
+    if code == 504:
+        return status_body(504, reason or "Timeout", message or "Too large resource version: %s, current: %d" % (
+            asked if asked is not None else rv + 1, rv),
+            {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+             "retryAfterSeconds": 1})
+    if code == 500:
+        return status_body(500, reason or "InternalError", message or "Internal error occurred: etcdserver: no leader")
+    return status_body(code, reason or "", message or "watch failed with code %d" % code)
+
+
+# What a BOOKMARK's object is on the wire: an empty Node but for its resourceVersion (Go encodes
+# the zero values of the struct fields it cannot omit)
+def bookmark_event(rv):
+    return {"type": "BOOKMARK", "object": {
+        "kind": "Node", "apiVersion": "v1", "metadata": {"resourceVersion": str(rv), "creationTimestamp": None},
+        "spec": {}, "status": {"daemonEndpoints": {"kubeletEndpoint": {"Port": 0}}, "nodeInfo": {
+            "machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "", "osImage": "",
+            "containerRuntimeVersion": "", "kubeletVersion": "", "kubeProxyVersion": "",
+            "operatingSystem": "", "architecture": ""}}}}
 
 
 # ---------------------------------------------------------------- RFC 6902 JSON patch
@@ -224,6 +266,10 @@ class Request:
         self.query = urllib.parse.parse_qsl(u.query, keep_blank_values=True)
         self.status = None  # filled in once answered (None: no HTTP answer, a fault)
         self.reply = None   # the Reply sent, when it was a whole one
+        self.events_sent = 0   # a watch: events (bookmarks and ERRORs included) sent on its stream
+        self.ended = None      # a watch: how its stream ended, once it has: "timeout", "end",
+        #                        "cut", "error", "silent", "gone" (the client left), "stop"
+        self.sent = {}         # a watch: events sent by type (ADDED ... BOOKMARK, ERROR, RAW)
 
     def header(self, name, default=None):
         n = name.lower()
@@ -252,7 +298,17 @@ class Request:
 
     @property
     def is_list(self):
-        return self.method == "GET" and self.path == "/api/v1/nodes"
+        return self.method == "GET" and self.path == "/api/v1/nodes" and not self.is_watch
+
+    @property
+    def is_watch(self):
+        return self.method == "GET" and self.path == "/api/v1/nodes" and \
+            self.qdict().get("watch") in ("1", "true")
+
+    @property
+    def rv(self):
+        """The resourceVersion the request asked for (a watch's), or None."""
+        return self.qdict().get("resourceVersion")
 
     @property
     def is_event(self):
@@ -300,6 +356,14 @@ class Fault:
                         and again for `seconds`, then close (framing without data, no end)
       status            `status` with a Status body saying `message` (reason `reason`), or a
                         raw `body`, with `headers`: a refusal that echoes what the test wants
+      watch             (a watch request) the stream as usual, shaped by: `error` (a code, or a
+                        Status dict: an ERROR event, then the end) after `error_after` events
+                        (default 0); `end_after` / `cut_after` / `silent_after` N events: end it
+                        normally, cut it mid-event, or go silent (open, nothing sent, not even
+                        bookmarks); `seconds` its length instead of timeoutSeconds; `chunk`
+                        bytes per chunk and `send` bytes per send (int or "random"; see
+                        StandIn.watch_chunk, watch_split); `bookmark_every` seconds; `raw` a list of items
+                        (bytes or event dicts) sent first, before the replay
     """
 
     def __init__(self, kind, **kw):
@@ -316,7 +380,7 @@ class Rule:
 
 
 def _matcher(method=None, path=None, path_prefix=None, list_only=False, follow_up=None, node=None,
-             pred=None):
+             pred=None, watch=None):
     def m(req):
         if method and req.method != method:
             return False
@@ -325,6 +389,8 @@ def _matcher(method=None, path=None, path_prefix=None, list_only=False, follow_u
         if path_prefix and not req.path.startswith(path_prefix):
             return False
         if list_only and not req.is_list:
+            return False
+        if watch is not None and req.is_watch != watch:
             return False
         if follow_up is not None and (("continue" in req.qdict()) != follow_up):
             return False
@@ -403,7 +469,7 @@ class StandIn:
     token:   the bearer token accepted; kept in self.token_file, re-read on every request,
              so a test rotates it by rewriting that file (or set_token()).
     client_ca: require-or-accept client certificates signed by certdir/client-ca.crt.
-    verbs:   the verbs granted on nodes (get, list, patch, delete); others get 403, and a
+    verbs:   the verbs granted on nodes (get, list, watch, patch, delete); others get 403, and a
              SelfSubjectAccessReview for them answers allowed: false.
     review_deny: (verb, resource) pairs a SelfSubjectAccessReview denies for resources other than
              nodes (which follow verbs); everything else is allowed.
@@ -416,18 +482,47 @@ class StandIn:
     chunk_size: bytes per chunk when chunked (small sizes exercise split reads).
     idle_timeout: close a keep-alive connection silently after this many idle seconds.
     close_each: answer every request with Connection: close and close after it.
+
+    Watch knobs (attributes, settable at any time; a rule's Fault("watch", ...) overrides them
+    for one stream):
+    bookmark_every: seconds between BOOKMARK events on a watch that allows them (kube-apiserver
+             sends about one a minute); None: none.
+    watch_max_seconds: end every stream normally after this long, whatever its timeoutSeconds.
+    watch_chunk: bytes per HTTP chunk on a watch: None one chunk per event (as kube-apiserver
+             flushes), an int (1: one byte per chunk, splitting UTF-8 sequences), "random"
+             (1..64, seeded by watch_seed), or "coalesce" (everything pending in one chunk).
+    watch_split: bytes per socket send (one TLS record each), None a chunk at a time, an int (1:
+             one byte per read, the chunk-size line split too), or "random".
+    expire_before_stream: answer a watch from a compacted resourceVersion with HTTP 410 before
+             the stream instead of a 200 stream holding one ERROR event (the cacher's way).
+    log_max: node events kept in the log; older ones are dropped and their resourceVersions
+             become too old (410), as a watch cache's window slides.
     """
 
     def __init__(self, certdir, cert="server", nodes=(), token="standin-token-0123456789",
-                 client_ca=False, verbs=("get", "list", "patch", "delete"), event_verbs=("create",),
+                 client_ca=False, verbs=("get", "list", "watch", "patch", "delete"), event_verbs=("create",),
                  chunked=True, chunk_size=1000, idle_timeout=30.0, close_each=False, tokens=(), review_deny=(),
                  username="system:serviceaccount:kube-system:node-recovery"):
         self.certdir = certdir
         self.tokens = set(tokens)
         self.leases = {}  # (namespace, name) -> Lease
         self.lock = threading.RLock()
+        self.cond = threading.Condition(self.lock)  # notified on every change a watch may send
         self.nodes = {}
         self.rv = 1000
+        # the event log: (seq, rv, type, name, bytes, control); rv None for raw items and
+        # controls, which go only to the streams open when they were added
+        self.log = collections.deque()
+        self.seq = 0
+        self.compacted_rv = 0       # a watch or a continue from an RV below this is too old: 410
+        self.log_max = 5000
+        self.bookmark_every = 60.0
+        self.watch_max_seconds = None
+        self.watch_chunk = None
+        self.watch_split = None
+        self.watch_seed = 1
+        self.expire_before_stream = False
+        self.streams = {}           # open watch streams: id -> the seq of the next log item to send
         for n in nodes:
             self.add_node(n)
         self._tokdir = tempfile.mkdtemp(prefix="standin-srv-")  # certdir stays read-only
@@ -481,11 +576,15 @@ class StandIn:
         os.replace(tmp, self.token_file)
 
     def add_node(self, n):
+        """Add (or replace) a node, as a kubelet registering would: an ADDED (MODIFIED) event."""
         with self.lock:
             n = copy.deepcopy(n)
             self.rv += 1
             n["metadata"]["resourceVersion"] = str(self.rv)
-            self.nodes[n["metadata"]["name"]] = n
+            name = n["metadata"]["name"]
+            kind = "MODIFIED" if name in self.nodes else "ADDED"
+            self.nodes[name] = n
+            self._node_event(kind, n)
             return n
 
     def touch(self, name, mutate=None):
@@ -496,6 +595,106 @@ class StandIn:
                 mutate(n)
             self.rv += 1
             n["metadata"]["resourceVersion"] = str(self.rv)
+            self._node_event("MODIFIED", n)
+
+    def delete_node(self, name):
+        """Remove a node as kubectl delete would: a DELETED event carrying its last state."""
+        with self.lock:
+            n = self.nodes.pop(name)
+            self.rv += 1
+            n["metadata"]["resourceVersion"] = str(self.rv)
+            self._node_event("DELETED", n)
+
+    # ------------------------------------------------------------ watch control
+
+    def _node_event(self, kind, n):
+        """Log one node event at the current rv (the lock held) and wake the streams."""
+        ev = go_json({"type": kind, "object": self._versioned(n)}) + b"\n"
+        self._log(self.rv, kind, n["metadata"]["name"], ev)
+
+    def _log(self, rv, kind, name, data, control=None):
+        with self.cond:
+            self.log.append((self.seq, rv, kind, name, data, control))
+            self.seq += 1
+            while len(self.log) > max(1, self.log_max):
+                old = self.log.popleft()
+                if old[1] is not None:
+                    self.compacted_rv = max(self.compacted_rv, old[1] + 1)
+            self.cond.notify_all()
+
+    def watch_send(self, item, then=None):
+        """Send item to every open watch stream, in order with the node events: bytes as they are
+        (a broken event, a part of one), or a dict as one JSON event line. then: "end" or "cut"
+        the streams after it. Streams opened later never see it."""
+        data = item if isinstance(item, bytes) else go_json(item) + b"\n"
+        with self.lock:
+            self._log(None, "RAW", None, data, then)
+
+    def watch_error(self, code=410, message=None, reason=None):
+        """An ERROR event (a Status) on every open stream, which then ends, as kube-apiserver does."""
+        self.watch_send({"type": "ERROR", "object": error_status(code, message, reason, self.rv)}, then="end")
+
+    def end_watches(self):
+        """End every open stream normally (the last chunk), as at its timeoutSeconds."""
+        with self.lock:
+            self._log(None, "CTL", None, b"", "end")
+
+    def cut_watches(self):
+        """Cut every open stream: half an event, then the connection closed without the last chunk."""
+        with self.lock:
+            self._log(None, "CTL", None, b"", "cut")
+
+    def silence_watches(self):
+        """Every open stream goes silent: open, nothing more sent, not even a bookmark (a load
+        balancer that dropped the connection without a word)."""
+        with self.lock:
+            self._log(None, "CTL", None, b"", "silent")
+
+    def compact(self, rv=None):
+        """Every resourceVersion before rv (default: the current one) becomes too old: a watch or
+        a list continue from one gets 410, as after etcd's compaction."""
+        with self.lock:
+            self.compacted_rv = max(self.compacted_rv, self.rv if rv is None else rv)
+
+    def open_watches(self):
+        with self.lock:
+            return len(self.streams)
+
+    def watches(self):
+        """The watch requests seen, in order."""
+        return [r for r in self.reqs() if r.is_watch]
+
+    def lists(self):
+        """The list requests seen (not the single-node reads by fieldSelector), in order."""
+        return [r for r in self.reqs(list_only=True) if "fieldSelector" not in r.qdict()]
+
+    def flood(self, name, count, lag=2000, stop=None):
+        """count MODIFIED events for node name, as fast as the open streams take them (never more
+        than lag items ahead of the slowest), each a new resourceVersion and a new value of the
+        annotation example.com/seq; the node's other facts stay as they are. Returns the number sent."""
+        with self.lock:
+            n = self.nodes[name]
+            tmpl = copy.deepcopy(self._versioned(n))
+            tmpl["metadata"]["resourceVersion"] = "@@RV@@"
+            tmpl["metadata"].setdefault("annotations", {})["example.com/seq"] = "@@SEQ@@"
+            raw = go_json({"type": "MODIFIED", "object": tmpl}) + b"\n"
+        done = 0
+        for i in range(count):
+            if self._stop.is_set() or (stop is not None and stop.is_set()):
+                break
+            with self.cond:
+                while self.streams and self.seq - min(self.streams.values()) > lag and not self._stop.is_set():
+                    self.cond.wait(0.1)
+                n = self.nodes.get(name)
+                if n is None:
+                    break
+                self.rv += 1
+                n["metadata"]["resourceVersion"] = str(self.rv)
+                n["metadata"].setdefault("annotations", {})["example.com/seq"] = str(i)
+                data = raw.replace(b"@@RV@@", str(self.rv).encode()).replace(b"@@SEQ@@", str(i).encode())
+                self._log(self.rv, "MODIFIED", name, data)
+            done += 1
+        return done
 
     def node(self, name):
         with self.lock:
@@ -547,6 +746,8 @@ class StandIn:
 
     def stop(self):
         self._stop.set()
+        with self.cond:
+            self.cond.notify_all()
         with self.lock:
             conns = list(self._conns)
         for c in conns:
@@ -727,6 +928,8 @@ class StandIn:
     def _answer(self, conn, req):
         """Send the answer; return whether the connection may be kept."""
         action = self._pick(req)
+        if action is None and req.is_watch:
+            action = Fault("watch")
         if action is None:
             action = self._handle(req)
         if isinstance(action, Fault):
@@ -810,6 +1013,8 @@ class StandIn:
             while time.monotonic() < end and not self._stop.is_set():
                 conn.sendall(data)
             return False
+        if kind == "watch":
+            return self._watch(conn, req, kw)
         if kind == "status":
             st = kw.get("status", 403)
             body = kw.get("body")
@@ -872,6 +1077,225 @@ class StandIn:
             self._stop.wait(kw.get("seconds", 60))
             return False
         raise ValueError("unknown fault " + kind)
+
+    # ------------------------------------------------------------ watches
+
+    def _watch_check(self, req):
+        """What a watch request is answered before any stream (a Reply), or its start: None for
+        "from now, every node ADDED first" (no resourceVersion, "" or "0"), else the int."""
+        if not self._auth(req):
+            return Reply(401, status_body(401, "Unauthorized", "Unauthorized"))
+        if "watch" not in self.verbs:
+            return self._forbidden("watch")
+        keys = [k for k, _ in req.query]
+        bad = [k for k in keys if k not in ("watch", "resourceVersion", "allowWatchBookmarks", "timeoutSeconds")]
+        if bad or len(keys) != len(set(keys)):
+            return Reply(400, status_body(400, "BadRequest", "stand-in: unexpected watch query parameters %r" % (keys,)))
+        qd = req.qdict()
+        if "timeoutSeconds" in qd and not qd["timeoutSeconds"].isdigit():
+            return Reply(400, status_body(400, "BadRequest", "invalid timeoutSeconds %r" % qd["timeoutSeconds"]))
+        if qd.get("allowWatchBookmarks", "false") not in ("true", "false", "1", "0"):
+            return Reply(400, status_body(400, "BadRequest", "invalid allowWatchBookmarks %r" % qd["allowWatchBookmarks"]))
+        rv = qd.get("resourceVersion", "")
+        if rv in ("", "0"):
+            return None
+        if not rv.isdigit():
+            return Reply(400, status_body(400, "BadRequest", 'resourceVersion: Invalid value: "%s"' % rv))
+        rv = int(rv)
+        if rv < self.compacted_rv and self.expire_before_stream:
+            return Reply(410, error_status(410, rv=self.compacted_rv, asked=rv))
+        return rv
+
+    def _watch(self, conn, req, kw):
+        """Serve one watch stream; return whether the connection may be kept."""
+        with self.cond:
+            start = self._watch_check(req)
+            if isinstance(start, Reply):
+                req.status, req.reply = start.status, start
+            else:
+                sid = object()
+                start_seq = self.seq
+                self.streams[sid] = self.log[0][0] if self.log else self.seq
+                initial = []
+                if start is None:   # every node as ADDED, then from now
+                    initial = [go_json({"type": "ADDED", "object": self._versioned(self.nodes[nm])}) + b"\n"
+                               for nm in sorted(self.nodes)]
+                    start = self.rv
+                error = kw.get("error")
+                error_after = kw.get("error_after", 0)
+                if start < self.compacted_rv:
+                    error, error_after = error_status(410, rv=self.compacted_rv, asked=start), 0
+                elif start > self.rv:
+                    error, error_after = error_status(504, rv=self.rv, asked=start), 0
+                if isinstance(error, int):
+                    error = error_status(error, rv=self.rv)
+        if isinstance(start, Reply):
+            self._send(conn, start)
+            return True
+        try:
+            return self._stream(conn, req, kw, sid, start, start_seq, initial, error, error_after)
+        finally:
+            with self.cond:
+                self.streams.pop(sid, None)
+                self.cond.notify_all()
+
+    def _stream(self, conn, req, kw, sid, start, start_seq, initial, error, error_after):
+        qd = req.qdict()
+        chunk = kw.get("chunk", self.watch_chunk)
+        send = kw.get("send", self.watch_split)
+        rng = random.Random(self.watch_seed * 7919 + req.conn_id)
+        if send is not None or chunk is not None:
+            try:
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
+        timeout = float(qd.get("timeoutSeconds", 1800))
+        if kw.get("seconds") is not None:
+            timeout = kw["seconds"]
+        elif self.watch_max_seconds is not None:
+            timeout = min(timeout, self.watch_max_seconds)
+        bm_every = kw.get("bookmark_every", self.bookmark_every)
+        bookmarks = qd.get("allowWatchBookmarks") in ("true", "1") and bm_every
+        t0 = time.monotonic()
+        end_at = t0 + timeout
+        next_bm = t0 + bm_every if bookmarks else None
+        limits = {k: kw[k] for k in ("end_after", "cut_after", "silent_after") if kw.get(k) is not None}
+        if error is not None:
+            limits["error_after"] = error_after
+
+        def write(data):
+            if send is None:
+                conn.sendall(data)
+                return
+            i = 0
+            while i < len(data):
+                k = send if isinstance(send, int) else rng.randint(1, 64)
+                conn.sendall(data[i:i + k])
+                i += k
+
+        def frame(items):
+            if chunk == "coalesce":
+                items = [b"".join(items)]
+            out = []
+            for it in items:
+                if chunk is None or chunk == "coalesce":
+                    parts = [it]
+                else:
+                    parts, i = [], 0
+                    while i < len(it):
+                        k = chunk if isinstance(chunk, int) else rng.randint(1, 64)
+                        parts.append(it[i:i + k])
+                        i += k
+                out += [b"%x\r\n" % len(p) + p + b"\r\n" for p in parts if p]
+            return b"".join(out)
+
+        counted = [0]   # node events and raw items sent: what the *_after limits count
+
+        def emit(items, kinds, count=True):
+            write(frame(items))
+            req.events_sent += len(items)
+            if count:
+                counted[0] += len(items)
+            for k in kinds:
+                req.sent[k] = req.sent.get(k, 0) + 1
+
+        req.status = 200
+        req.sent = {}
+        ended = None
+        silent = False
+        try:
+            write(self._head(200, [("Content-Type", "application/json")], [("Transfer-Encoding", "chunked")]) + b"\r\n")
+            raw = [it if isinstance(it, bytes) else go_json(it) + b"\n" for it in kw.get("raw", ())]
+            if raw:
+                emit(raw, ["RAW"] * len(raw), count=False)
+            if initial:
+                emit(initial, ["ADDED"] * len(initial))
+            while ended is None:
+                if self._stop.is_set():
+                    ended = "stop"
+                    break
+                sent = counted[0]
+                due = [k for k, v in limits.items() if sent >= v and not (k == "silent_after" and silent)]
+                if "error_after" in due:
+                    emit([go_json({"type": "ERROR", "object": error}) + b"\n"], ["ERROR"], count=False)
+                    ended = "error"
+                    break
+                if "cut_after" in due:
+                    ended = "cut"
+                    break
+                if "end_after" in due:
+                    ended = "end"
+                    break
+                if "silent_after" in due:
+                    silent = True
+                room = min([v - sent for k, v in limits.items() if k != "silent_after" or not silent] + [512])
+                batch, kinds, control = [], [], None
+                with self.cond:
+                    cur = self.streams[sid]
+                    first = self.log[0][0] if self.log else self.seq
+                    if cur < first:   # the window slid past this stream: the cacher ends it
+                        ended = "end"
+                        break
+                    for idx in range(cur - first, len(self.log)):
+                        seq, rv, kind, name, data, ctl = self.log[idx]
+                        if rv is None and seq < start_seq:
+                            cur = seq + 1
+                            continue
+                        if kind == "CTL":
+                            if not silent or ctl == "cut":
+                                control = ctl
+                            cur = seq + 1
+                            break
+                        if (rv is not None and rv <= start) or silent:
+                            cur = seq + 1
+                            continue
+                        if silent or len(batch) >= room:
+                            break
+                        cur = seq + 1
+                        batch.append(data)
+                        kinds.append(kind)
+                        if ctl:
+                            control = ctl
+                            break
+                    self.streams[sid] = cur
+                    self.cond.notify_all()
+                    at_end = cur == self.seq
+                    bm_rv = self.rv
+                    now = time.monotonic()
+                    if not batch and control is None and not (next_bm and now >= next_bm and not silent) and now < end_at:
+                        waits = [end_at - now, 0.5]
+                        if next_bm and not silent:
+                            waits.append(next_bm - now)
+                        self.cond.wait(max(0.0, min(waits)))
+                        continue
+                if batch:
+                    emit(batch, kinds)
+                if control == "end":
+                    ended = "end"
+                elif control == "cut":
+                    ended = "cut"
+                elif control == "silent":
+                    silent = True
+                now = time.monotonic()
+                if ended is None and now >= end_at:
+                    ended = "silent" if silent else "timeout"
+                elif ended is None and next_bm and now >= next_bm and not silent and at_end and not batch:
+                    emit([go_json(bookmark_event(bm_rv)) + b"\n"], ["BOOKMARK"], count=False)
+                    next_bm = now + bm_every
+            if ended == "cut":   # mid-chunk and mid-event, then the connection closed
+                part = b'{"type":"MODIFIED","object":{"kind":"Node","apiVersion":"v1","metadata":{"name":"cut-'
+                write(b"%x\r\n" % (len(part) + 100) + part)
+                req.ended = "cut"
+                return False
+            if ended in ("stop", "silent"):   # a silent stream never says goodbye
+                req.ended = ended
+                return False
+            write(b"0\r\n\r\n")
+            req.ended = ended
+            return True
+        except OSError:
+            req.ended = "gone"
+            raise
 
     # ------------------------------------------------------------ the API
 
@@ -1052,6 +1476,11 @@ class StandIn:
                 list_rv = tok["rv"]
             except Exception as e:  # noqa: BLE001 - any undecodable token is a 400
                 return Reply(400, status_body(400, "BadRequest", "continue key is not valid: %s" % e))
+            if int(list_rv) < self.compacted_rv:
+                return Reply(410, status_body(
+                    410, "Expired", "The provided continue parameter is too old to display a consistent "
+                    "list result. You can start a new list without the continue parameter.",
+                    metadata={"continue": self._token(self.rv, start)}))
             if not start.endswith("\x00"):
                 return Reply(400, status_body(400, "BadRequest", "continue key is not valid"))
             names = [nm for nm in names if nm >= start[:-1] + "\x00"]
@@ -1156,6 +1585,7 @@ class StandIn:
         self.rv += 1
         out["metadata"]["resourceVersion"] = str(self.rv)
         self.nodes[name] = out
+        self._node_event("MODIFIED", out)
         return Reply(200, self._versioned(out))
 
     def _delete(self, req, name, n):
@@ -1189,6 +1619,9 @@ class StandIn:
         del self.nodes[name]
         self.rv += 1
         gone = self._versioned(n)
+        ev = copy.deepcopy(n)
+        ev["metadata"]["resourceVersion"] = str(self.rv)
+        self._node_event("DELETED", ev)
         return Reply(200, gone)
 
     def lease(self, ns, name):

@@ -3,6 +3,10 @@
 Each test gets its own temporary directory and its own StandIn on a free 127.0.0.1 port, so
 tests can run in parallel processes. The TLS material is made once per process.
 The binary under test is $NODERECOVER_BINARY (run.sh sets it).
+
+The binary is started with NODE_RECOVERY_WATCH=false, so the modules written for the polling
+loop keep their meaning (a list every --poll); a test that wants the watch sets WATCH = True on
+its class (NODE_RECOVERY_WATCH=true), or passes env={"NODE_RECOVERY_WATCH": None} for the default.
 """
 import atexit
 import datetime
@@ -23,6 +27,7 @@ from apiserver import SSAR_PATH, Reply, StandIn, status_body
 HERE = os.path.dirname(os.path.abspath(__file__))
 BINARY = os.path.abspath(os.environ.get("NODERECOVER_BINARY",
                                         os.path.join(HERE, "..", "..", "build", "noderecover")))
+MODEL = BINARY.endswith(".py")   # the Python model of the contract (refwatcher.py), not the binary
 OOS = fixtures.OOS_KEY
 ANN = fixtures.DEFAULT_ANNOTATION
 ANN_ESC = ANN.replace("~", "~0").replace("/", "~1")
@@ -71,6 +76,7 @@ class Case(unittest.TestCase):
     """Base class: self.server(...) to start a stand-in, self.once(...) to run the binary."""
 
     maxDiff = 4000
+    WATCH = False   # NODE_RECOVERY_WATCH for every run of the binary: see the module's docstring
     TOKEN = "sa-token-\u0037kQ2xZ9vH1pRtY8mW3nB6cD4fG0jL5sA"
 
     def setUp(self):
@@ -110,7 +116,7 @@ class Case(unittest.TestCase):
 
     def env(self, extra=None):
         e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.tmp, "LANG": "C",
-             "TZ": "UTC"}
+             "TZ": "UTC", "NODE_RECOVERY_WATCH": "true" if self.WATCH else "false"}
         if extra:
             for k, v in extra.items():
                 if v is None:

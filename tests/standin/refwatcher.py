@@ -6,18 +6,28 @@
 If a test fails against this model, suspect the test (or the model) before the binary.
 It is not the product and is never shipped; it follows the README's "What it does, exactly" loosely
 (Python's ssl does the TLS and name checks). Read timeout: 30 s, as the binary's.
+`run` watches (--watch, NODE_RECOVERY_WATCH, default on) in the simplest way that keeps the
+contract: list, then a watch from the list's resourceVersion read line by line in a thread; the
+table of nodes re-decided on each event and twice a second; a normal end resumes from the last
+resourceVersion; 410, a broken line, a line over 256 KiB, an object that is not a Node or an
+unknown event type relist; 429 waits its Retry-After; other failures back off (0.8 s doubling to
+30 s, scaled by NODERECOVER_TEST_DEADLINE_SCALE as the 120 s silence limit is); a relist every
+--relist seconds (x 0.8-1.0). It has no /metrics and no memory bound of its own.
 """
 import base64
 import datetime
 import http.client
 import json
 import os
+import queue
+import random
 import re
 import signal
 import socket
 import ssl
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 
@@ -30,13 +40,16 @@ FLAGS = {"--taint-after": "NODE_RECOVERY_AFTER_SECONDS", "--prune-after": "NODE_
          "--kubeconfig": "KUBECONFIG", "--server": None, "--ca-file": None, "--token-file": None,
          "--tls-server-name": None, "--page-size": None, "--max-unknown": "NODE_RECOVERY_MAX_UNKNOWN",
          "--storm-cooldown": "NODE_RECOVERY_STORM_COOLDOWN", "--exclude-label": "NODE_RECOVERY_EXCLUDE_LABEL",
-         "--dry-run": "NODE_RECOVERY_DRY_RUN"}
+         "--dry-run": "NODE_RECOVERY_DRY_RUN", "--watch": "NODE_RECOVERY_WATCH",
+         "--relist": "NODE_RECOVERY_RELIST_SECONDS"}
 DEFAULTS = {"--prune-label": "github-runner.exadev.io/removable",
             "--annotation": "github-runner.exadev/out-of-service-applied-at", "--poll": "15",
-            "--page-size": "500", "--max-unknown": "50%", "--exclude-label": "github-runner.exadev.io/no-recovery"}
+            "--page-size": "500", "--max-unknown": "50%", "--exclude-label": "github-runner.exadev.io/no-recovery",
+            "--watch": "true", "--relist": "600"}
 stop = False
 storm = {"phase": "off", "since": 0.0}
 told = set()  # opted-out nodes already logged
+written = {}  # name -> the node as a successful write left it (None: deleted), for the watch's table
 
 
 class Stop(Exception):
@@ -146,8 +159,18 @@ def esc(k):
     return k.replace("~", "~0").replace("/", "~1")
 
 
-def one_pass(s, cl):
-    ok = True
+def one_pass(s, cl, table=None):
+    """List (or take the watch's table of nodes) and decide every node; False when an action
+    failed or was held back."""
+    if table is None:
+        nodes, _ = list_nodes(s, cl)
+    else:
+        nodes = list(table.values())
+    return decide(s, cl, nodes)
+
+
+def list_nodes(s, cl):
+    """The paged list: (nodes, the list's resourceVersion)."""
     nodes = []
     restarted = False
     cont = None
@@ -173,11 +196,18 @@ def one_pass(s, cl):
         except (ValueError, KeyError, TypeError):
             raise Fail("listing nodes failed: not a node list")
         nodes += items
+        if not cont:
+            list_rv = (d.get("metadata") or {}).get("resourceVersion")
         was, cont = cont, (d.get("metadata") or {}).get("continue")
         if not cont:
             break
         if cont == was:
             raise Fail("reading the node list: the server gave the same continue token again")
+    return nodes, list_rv
+
+
+def decide(s, cl, nodes):
+    ok = True
     unknown = sum(1 for n in nodes if (node_facts(n)[1] or {}).get("status") == "Unknown")
     mu = s["max_unknown"]
     limit = -1 if mu == "100%" else int(mu) if not mu.endswith("%") else max(1, int(mu[:-1]) * len(nodes) // 100)
@@ -273,6 +303,7 @@ def one_pass(s, cl):
                     log("Would delete %s: not reporting for %ds (dry run: the server accepted it)" % (name, age))
                 elif st == 200:
                     log("Deleted %s: not reporting for %ds" % (name, age))
+                    written[name] = None
                 elif st == 409:
                     return "changed"
                 elif st == 404:
@@ -331,6 +362,11 @@ def act_patch(cl, name, ops, verb, msg, dry=None):
                        "application/json-patch+json")
     if st == 200:
         log(would + " (dry run: the server accepted it)" if dry else msg)
+        if not dry:
+            try:
+                written[name] = json.loads(data)
+            except ValueError:
+                pass
         return True
     try:
         status = json.loads(data)
@@ -404,6 +440,178 @@ def check_access(s, cl):
     return True
 
 
+MAX_EVENT = 256 * 1024
+
+
+def watch_reader(s, cl, rv, q, tag, hold, silence):
+    """One watch stream, read in a thread: puts (tag, what, value) on q."""
+    conn = None
+    try:
+        conn = cl.connect()
+        hold.append(conn)
+        h = {"Accept": "application/json"}
+        tok = cl.token()
+        if tok and not s.get("cert"):
+            h["Authorization"] = "Bearer " + tok
+        path = "/api/v1/nodes?watch=1&resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=%d" % (
+            urllib.parse.quote(rv or "", safe=""), random.randint(300, 600))
+        conn.request("GET", path, headers=h)
+        r = conn.getresponse()
+        if r.status != 200:
+            body = r.read()
+            q.put((tag, "status", (r.status, r.getheader("Retry-After"), body)))
+            return
+        conn.sock.settimeout(silence)
+        log("Watching nodes from resourceVersion %s" % rv)
+        while True:
+            line = r.readline(MAX_EVENT + 1)
+            if not line:
+                q.put((tag, "end", None))
+                return
+            if len(line) > MAX_EVENT or not line.endswith(b"\n"):
+                q.put((tag, "broken", "an event over %d bytes" % MAX_EVENT if len(line) > MAX_EVENT
+                       else "cut mid-event"))
+                return
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                q.put((tag, "broken", "not JSON"))
+                return
+            q.put((tag, "event", ev))
+    except socket.timeout:
+        q.put((tag, "silent", None))
+    except (OSError, http.client.HTTPException, ssl.SSLError, ValueError) as e:
+        q.put((tag, "fail", e.__class__.__name__))
+    finally:
+        if conn is not None:
+            try:
+                conn.close()
+            except OSError:
+                pass
+
+
+def watch_loop(s, cl):
+    """run with the watch: list, watch, decide on each event and twice a second; see the top."""
+    try:
+        scale = max(1, min(1000, int(os.environ.get("NODERECOVER_TEST_DEADLINE_SCALE", "1"))))
+    except ValueError:
+        scale = 1
+    silence = 120.0 / scale
+    q = queue.Queue()
+    table, rv, need_list, tag = {}, None, "start", 0
+    backoff = 0.8 / scale
+    relist_at = 0.0
+    hold = []   # the current stream's connection, once its thread has made it
+
+    def drop():
+        for c in hold:
+            try:
+                c.sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, AttributeError):
+                pass
+
+    def pause(secs):
+        end = time.monotonic() + secs
+        while not stop and time.monotonic() < end:
+            time.sleep(0.05)
+
+    while not stop:
+        if need_list:
+            try:
+                nodes, rv = list_nodes(s, cl)
+            except Fail as e:
+                log("listing nodes failed: %s; again in %.1fs" % (e, backoff))
+                pause(backoff)
+                backoff = min(backoff * 2, 30.0 / scale)
+                continue
+            table = {n["metadata"]["name"]: n for n in nodes}
+            decide(s, cl, list(table.values()))
+            relist_at = time.monotonic() + s["relist"] * random.uniform(0.8, 1.0)
+            need_list = None
+        tag += 1
+        hold = []
+        threading.Thread(target=watch_reader, args=(s, cl, rv, q, tag, hold, silence), daemon=True).start()
+        again = None
+        last_decide = time.monotonic()
+        while not stop and again is None:
+            if time.monotonic() >= relist_at:
+                need_list = again = "periodic"
+                break
+            try:
+                t, what, val = q.get(timeout=0.1)
+            except queue.Empty:
+                t = None
+            if t is not None and t != tag:
+                continue
+            if t is None:
+                pass
+            elif what == "event":
+                typ = val.get("type") if isinstance(val, dict) else None
+                obj = val.get("object") if isinstance(val, dict) else None
+                if typ == "BOOKMARK" and isinstance(obj, dict):
+                    rv = (obj.get("metadata") or {}).get("resourceVersion", rv)
+                elif typ == "ERROR":
+                    code = (obj or {}).get("code")
+                    if code == 410 or (obj or {}).get("reason") in ("Expired", "Gone"):
+                        log("Watch of nodes expired (410); relisting")
+                        need_list = again = "expired"
+                    else:
+                        log("Watch of nodes failed: %s; again in %.1fs" % ((obj or {}).get("message"), backoff))
+                        again = "backoff"
+                elif typ in ("ADDED", "MODIFIED", "DELETED") and isinstance(obj, dict) and obj.get("kind") == "Node" \
+                        and isinstance(obj.get("metadata"), dict) and obj["metadata"].get("name"):
+                    name = obj["metadata"]["name"]
+                    rv = obj["metadata"].get("resourceVersion", rv)
+                    if typ == "DELETED":
+                        table.pop(name, None)
+                    else:
+                        table[name] = obj
+                    decide(s, cl, list(table.values()))
+                    last_decide = time.monotonic()
+                else:
+                    log("Watch stream broken: an event of type %r holding %r; relisting" % (
+                        typ, (obj or {}).get("kind") if isinstance(obj, dict) else obj))
+                    need_list = again = "broken"
+            elif what == "broken":
+                log("Watch stream broken: %s; relisting" % val)
+                need_list = again = "broken"
+            elif what == "end":
+                again = "resume"
+            elif what == "silent":
+                log("Watch stream silent for %ds; resuming from resourceVersion %s" % (silence, rv))
+                again = "resume"
+            elif what == "status":
+                st, ra, body = val
+                if st == 410:
+                    log("Watch of nodes expired (410); relisting")
+                    need_list = again = "expired"
+                elif st == 429:
+                    wait = int(ra) if ra and ra.isdigit() else 1
+                    pause(wait)
+                    again = "resume"
+                else:
+                    log("Watch of nodes failed: HTTP %d; again in %.1fs" % (st, backoff))
+                    again = "backoff"
+            elif what == "fail":
+                log("Watch of nodes failed: %s; again in %.1fs" % (val, backoff))
+                again = "backoff"
+            for name, n in list(written.items()):
+                if n is None:
+                    table.pop(name, None)
+                elif name in table and int(n["metadata"]["resourceVersion"]) > int(table[name]["metadata"]["resourceVersion"]):
+                    table[name] = n
+            written.clear()
+            if time.monotonic() - last_decide >= 0.5:
+                decide(s, cl, list(table.values()))
+                last_decide = time.monotonic()
+        drop()
+        if again == "backoff":
+            pause(backoff)
+            backoff = min(backoff * 2, 30.0 / scale)
+        elif again in ("resume", None):
+            backoff = 0.8 / scale
+
+
 def yaml_get(text, key):
     m = re.search(r"^\s*-?\s*%s:\s*(\S+)\s*$" % re.escape(key), text, re.M)
     return m.group(1) if m else None
@@ -426,6 +634,8 @@ def main(argv):
             args.insert(0, v)
         elif a == "--dry-run":
             args.insert(0, "client")
+        elif a == "--watch":
+            args.insert(0, "true")
         if a not in FLAGS or not args:
             refuse("unknown option '%s'" % a)
         val[a] = args.pop(0)
@@ -448,6 +658,12 @@ def main(argv):
     if val.get("--dry-run") not in dry and "--dry-run" in val:
         refuse("--dry-run (NODE_RECOVERY_DRY_RUN) '%s' is not one of client, server or none" % val["--dry-run"])
     s["dry"] = dry.get(val.get("--dry-run", ""))
+    if val["--watch"] not in ("true", "false"):
+        refuse("--watch (NODE_RECOVERY_WATCH) '%s' is neither true nor false" % val["--watch"])
+    s["watch"] = val["--watch"] == "true"
+    s["relist"] = whole("--relist", val["--relist"])
+    if not 1 <= s["relist"] <= 86400:
+        refuse("--relist (NODE_RECOVERY_RELIST_SECONDS) must be 1 to 86400 seconds")
     s["cooldown"] = whole("--storm-cooldown", val["--storm-cooldown"]) if "--storm-cooldown" in val else s["taint"]
     if s["poll"] < 1 or s["page"] < 1:
         refuse("--poll and --page-size must be at least 1" if s["poll"] < 1 else "--page-size must be at least 1")
@@ -511,6 +727,12 @@ def main(argv):
             return 2
     except Stop:
         return 1
+    if mode == "plan":   # the model plans nothing: one list, no action
+        try:
+            list_nodes(s, cl)
+            return 0
+        except (Fail, Stop):
+            return 1
     if mode == "once":
         try:
             return 0 if one_pass(s, cl) else 1
@@ -520,6 +742,13 @@ def main(argv):
         except Stop:
             log("the pass did not finish: stopped by a signal")
             return 1
+    if s["watch"]:
+        try:
+            watch_loop(s, cl)
+        except Stop:
+            pass
+        log("noderecover stopping on a signal")
+        return 0
     try:
         while not stop:
             try:
