@@ -59,7 +59,7 @@ static const struct opt opts[O_COUNT] = {
 	[O_LISTEN] = { "--listen", "NODE_RECOVERY_LISTEN" },
 };
 
-/* A whole number of seconds (digits only) no larger than max. */
+/* A whole number (digits only) no larger than max. */
 static int whole(const char *s, int64_t max, int64_t *out)
 {
 	int64_t v = 0;
@@ -73,6 +73,48 @@ static int whole(const char *s, int64_t max, int64_t *out)
 		if (v > max)
 			return -1;
 	}
+	*out = v;
+	return 0;
+}
+
+/* max as a person reads it: 24h, 87600h (ten years), or seconds when not whole hours. */
+static const char *limit_text(int64_t max, char *out, size_t n)
+{
+	if (max >= 3600 && max % 3600 == 0)
+		snprintf(out, n, "%lldh", (long long)(max / 3600));
+	else
+		snprintf(out, n, "%llds", (long long)max);
+	return out;
+}
+
+int settings_seconds(const char *name, const char *text, int64_t min, int64_t max, int64_t *out,
+    char *err, size_t errlen)
+{
+	static const char forms[] = "seconds (90) or hours, minutes and seconds (1h30m, 5m, 90s)";
+	char lim[32];
+	int64_t v;
+
+	switch (text_duration(text, max, &v)) {
+	case TEXT_DURATION_OK:
+		break;
+	case TEXT_DURATION_FRACTION:
+		return text_fail(err, errlen, "%s '%.32s' is not a duration: fractions are not supported, write whole units (1h30m, not 1.5h)",
+		    name, text);
+	case TEXT_DURATION_SIGN:
+		return text_fail(err, errlen, "%s '%.32s' is not a duration: it takes no sign (and is never negative)", name, text);
+	case TEXT_DURATION_UNIT:
+		return text_fail(err, errlen, "%s '%.32s' is not a duration: the units are h, m and s (no ms, us, ns or d)", name, text);
+	case TEXT_DURATION_ORDER:
+		return text_fail(err, errlen, "%s '%.32s' is not a duration: h, m and s come in that order, each once (1h30m, not 30m1h)",
+		    name, text);
+	case TEXT_DURATION_RANGE:
+		return text_fail(err, errlen, "%s '%.32s' is longer than %s, the most it takes", name, text,
+		    limit_text(max, lim, sizeof lim));
+	default:
+		return text_fail(err, errlen, "%s '%.32s' is not a duration: write %s", name, text, forms);
+	}
+	if (v < min)
+		return text_fail(err, errlen, "%s '%.32s' is shorter than %llds, the least it takes", name, text, (long long)min);
 	*out = v;
 	return 0;
 }
@@ -290,19 +332,19 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 
 	if (!val[O_TAINT] || !*val[O_TAINT])
 		return text_fail(err, errlen, "--taint-after (or NODE_RECOVERY_AFTER_SECONDS) is required: seconds a node's Ready may be Unknown before it is tainted");
-	if (whole(val[O_TAINT], SETTINGS_MAX_SECONDS, &s->taint_after) < 0)
-		return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds", from[O_TAINT], val[O_TAINT]);
+	if (settings_seconds(from[O_TAINT], val[O_TAINT], 0, SETTINGS_MAX_SECONDS, &s->taint_after, err, errlen) < 0)
+		return -1;
 	if (val[O_PRUNE] && *val[O_PRUNE]) {
-		if (whole(val[O_PRUNE], SETTINGS_MAX_SECONDS, &s->prune_after) < 0)
-			return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds", from[O_PRUNE], val[O_PRUNE]);
+		if (settings_seconds(from[O_PRUNE], val[O_PRUNE], 0, SETTINGS_MAX_SECONDS, &s->prune_after, err, errlen) < 0)
+			return -1;
 		if (s->prune_after <= s->taint_after) {
 			return text_fail(err, errlen, "%s (%lld) must be greater than the taint threshold (%lld): a node is tainted before it is deleted",
 			    from[O_PRUNE], (long long)s->prune_after, (long long)s->taint_after);
 		}
 	}
 	s->poll = DEFAULT_POLL;
-	if (val[O_POLL] && (whole(val[O_POLL], 86400, &s->poll) < 0 || s->poll < 1))
-		return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds between 1 and 86400", from[O_POLL], val[O_POLL]);
+	if (val[O_POLL] && settings_seconds(from[O_POLL], val[O_POLL], 1, 86400, &s->poll, err, errlen) < 0)
+		return -1;
 	s->page_size = DEFAULT_PAGE_SIZE;
 	if (val[O_PAGE]) {
 		int64_t n;
@@ -315,8 +357,9 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		return text_fail(err, errlen, "%s '%.32s' is neither a number of nodes (1 or more) nor a percentage from 1%% to 100%%",
 		    from[O_MAX_UNKNOWN], val[O_MAX_UNKNOWN]);
 	s->storm_cooldown = s->taint_after;
-	if (val[O_COOLDOWN] && whole(val[O_COOLDOWN], SETTINGS_MAX_SECONDS, &s->storm_cooldown) < 0)
-		return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds", from[O_COOLDOWN], val[O_COOLDOWN]);
+	if (val[O_COOLDOWN] && settings_seconds(from[O_COOLDOWN], val[O_COOLDOWN], 0, SETTINGS_MAX_SECONDS, &s->storm_cooldown,
+	    err, errlen) < 0)
+		return -1;
 	if (val[O_DRY_RUN] && dry_run(val[O_DRY_RUN], &s->dry_run) < 0)
 		return text_fail(err, errlen, "%s '%.32s' is not one of client, server or none (true or false for the variable)",
 		    from[O_DRY_RUN], val[O_DRY_RUN]);
