@@ -31,7 +31,7 @@ struct opt {
 enum {
 	O_TAINT, O_PRUNE, O_LABEL, O_ANNOTATION, O_SELF, O_POLL, O_KUBECONFIG, O_SERVER, O_CA,
 	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_EXCLUDE, O_DRY_RUN, O_OUTPUT, O_LEADER,
-	O_LEASE_NAME, O_LEASE_NS, O_EVENTS, O_LISTEN, O_COUNT
+	O_LEASE_NAME, O_LEASE_NS, O_EVENTS, O_LISTEN, O_CONTEXT, O_COUNT
 };
 
 static const struct opt opts[O_COUNT] = {
@@ -57,6 +57,7 @@ static const struct opt opts[O_COUNT] = {
 	[O_LEASE_NAME] = { "--lease-name", "NODE_RECOVERY_LEASE_NAME" },
 	[O_LEASE_NS] = { "--lease-namespace", "NODE_RECOVERY_LEASE_NAMESPACE" },
 	[O_LISTEN] = { "--listen", "NODE_RECOVERY_LISTEN" },
+	[O_CONTEXT] = { "--context", NULL },   /* as kubectl's: a flag, no variable */
 };
 
 /* A whole number (digits only) no larger than max. */
@@ -408,6 +409,9 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		}
 	}
 	s->kubeconfig = val[O_KUBECONFIG] && *val[O_KUBECONFIG] ? val[O_KUBECONFIG] : NULL;
+	/* as kubectl: --kubeconfig is one file, KUBECONFIG a list */
+	s->kubeconfig_list = s->kubeconfig && from[O_KUBECONFIG] == opts[O_KUBECONFIG].env;
+	s->context = val[O_CONTEXT] && *val[O_CONTEXT] ? val[O_CONTEXT] : NULL;
 	s->server = val[O_SERVER];
 	s->ca_file = val[O_CA];
 	s->token_file = val[O_TOKEN];
@@ -416,6 +420,8 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		return text_fail(err, errlen, "--server needs --ca-file and --token-file as well");
 	if (!s->server && (s->ca_file || s->token_file))
 		return text_fail(err, errlen, "--ca-file and --token-file go with --server");
+	if (s->server && s->context)
+		return text_fail(err, errlen, "--context picks a kubeconfig context, and --server uses none");
 	return 0;
 }
 
@@ -448,6 +454,41 @@ static int pod_target(const char *host, const char *port, struct kube_target *t,
 	return read_into("service account CA", SETTINGS_SA_DIR "/ca.crt", &t->ca_pem, &t->ca_len, err, errlen);
 }
 
+/*
+ * The flag's one file, or KUBECONFIG's list split as kubectl splits it (':', empty names
+ * skipped, a name given twice read once), merged by kubeconfig.c.
+ */
+static int kubeconfig_target(const struct settings *s, struct kube_target *t, char *err, size_t errlen)
+{
+	const char *paths[KUBECONFIG_FILES_MAX];
+	char *list;
+	int n = 0, r;
+
+	if (!s->kubeconfig_list)
+		return kubeconfig_load_files(&s->kubeconfig, 1, s->context, 0, t, err, errlen);
+	if (!(list = strdup(s->kubeconfig)))
+		return text_fail(err, errlen, "out of memory");
+	for (char *p = list, *next; p; p = next) {
+		int seen = 0;
+		if ((next = strchr(p, ':')) != NULL)
+			*next++ = '\0';
+		for (int i = 0; i < n && !seen; i++)
+			seen = strcmp(paths[i], p) == 0;
+		if (!*p || seen)
+			continue;
+		if (n == KUBECONFIG_FILES_MAX) {
+			free(list);
+			return text_fail(err, errlen, "KUBECONFIG names more than %d files; noderecover merges at most %d",
+			    KUBECONFIG_FILES_MAX, KUBECONFIG_FILES_MAX);
+		}
+		paths[n++] = p;
+	}
+	r = n ? kubeconfig_load_files(paths, n, s->context, 1, t, err, errlen)
+	    : text_fail(err, errlen, "KUBECONFIG '%.64s' names no file", s->kubeconfig);
+	free(list);
+	return r;
+}
+
 int settings_target(const struct settings *s, settings_env_fn env, struct kube_target *t,
     char *err, size_t errlen)
 {
@@ -458,19 +499,14 @@ int settings_target(const struct settings *s, settings_env_fn env, struct kube_t
 	if (s->server) {
 		r = explicit_target(s, t, err, errlen);
 	} else if (s->kubeconfig) {
-		/* KUBECONFIG may list several files; like kubectl's first-file-wins for the
-		 * current context, the first one is read. */
-		char path[TARGET_PATH_MAX];
-		size_t n = strcspn(s->kubeconfig, ":");
-		if (n >= sizeof path)
-			return text_fail(err, errlen, "kubeconfig path is too long");
-		memcpy(path, s->kubeconfig, n);
-		path[n] = '\0';
-		r = kubeconfig_load(path, t, err, errlen);
+		r = kubeconfig_target(s, t, err, errlen);
 	} else if (host && *host) {
+		if (s->context)
+			return text_fail(err, errlen, "--context picks a kubeconfig context, and in a pod without KUBECONFIG or --kubeconfig none is read");
 		r = pod_target(host, env("KUBERNETES_SERVICE_PORT"), t, err, errlen);
 	} else if (access(SETTINGS_K3S_KUBECONFIG, R_OK) == 0) {
-		r = kubeconfig_load(SETTINGS_K3S_KUBECONFIG, t, err, errlen);
+		const char *k3s = SETTINGS_K3S_KUBECONFIG;
+		r = kubeconfig_load_files(&k3s, 1, s->context, 0, t, err, errlen);
 	} else {
 		return text_fail(err, errlen, "no cluster found: give --server, --kubeconfig or KUBECONFIG, run in a pod, or on a k3s server with %s",
 		    SETTINGS_K3S_KUBECONFIG);

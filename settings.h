@@ -46,6 +46,8 @@ struct settings {
 	char lease_namespace[64];     /* a DNS label: the flag, the variable, or the pod's own */
 	const char *lease_ns_source;  /* where lease_namespace came from, for the start-up line */
 	const char *kubeconfig;       /* flag or KUBECONFIG; NULL if neither */
+	int kubeconfig_list;          /* 1: it is KUBECONFIG's list (a:b, merged); 0: the flag's one file */
+	const char *context;          /* --context: the kubeconfig context to use; NULL: the current one */
 	const char *server, *ca_file, *token_file, *tls_server_name;
 };
 

@@ -407,6 +407,85 @@ static void t_pod_target(void)
 	kube_target_free(&t);
 }
 
+/* KUBECONFIG is a list merged as kubectl merges it; --kubeconfig is one file; --context picks. */
+static void t_kubeconfig_list(void)
+{
+	char dir[] = "/tmp/nr-settings-XXXXXX", list[2048], pair[1300];
+	struct settings s;
+	struct kube_target t;
+
+	check(mkdtemp(dir) != NULL);
+	put(dir, "ca.crt", "-----BEGIN CERTIFICATE-----\nxx\n-----END CERTIFICATE-----\n");
+	const char *a = put(dir, "a.yaml", "current-context: one\ncontexts:\n- name: one\n  context:\n    cluster: c1\n    user: u\n"
+	    "- name: two\n  context:\n    cluster: c2\n    user: u\n"
+	    "users:\n- name: u\n  user:\n    token: s3cr3t-token\n");
+	const char *b = put(dir, "b.yaml", "current-context: two\nclusters:\n- name: c1\n  cluster:\n    server: https://one.example\n"
+	    "    certificate-authority: ca.crt\n- name: c2\n  cluster:\n    server: https://two.example\n"
+	    "    certificate-authority: ca.crt\n");
+	snprintf(pair, sizeof pair, "%s:%s", a, b);
+	/* empty names are skipped and a name given twice is read once, as kubectl splits the list */
+	snprintf(list, sizeof list, ":%s::%s:%s/none.yaml:%s", a, b, dir, a);
+	const char *const e[] = { "NODE_RECOVERY_AFTER_SECONDS", "60", "KUBECONFIG", list, NULL };
+	check(parse(&s, e, NULL) == 0 && s.kubeconfig_list && s.context == NULL);
+	if (check(settings_target(&s, env, &t, err, sizeof err) == 0)) {
+		/* must-fail: b.yaml's current-context (two) does not override a.yaml's (one) */
+		check(strcmp(t.server, "https://one.example") == 0);
+		check(strstr(t.source, "context one from ") && strstr(t.source, "cluster c1 from ") &&
+		    strstr(t.source, "/b.yaml") && strstr(t.source, "/none.yaml"));
+		check(strstr(t.source, "s3cr3t") == NULL);
+	} else {
+		fprintf(stderr, "  %s\n", err);
+	}
+	kube_target_free(&t);
+	/* must-fail: --context picks two, not the current one */
+	check(parse(&s, e, ARGS("--context", "two")) == 0 && strcmp(s.context, "two") == 0);
+	if (check(settings_target(&s, env, &t, err, sizeof err) == 0))
+		check(strcmp(t.server, "https://two.example") == 0 && strstr(t.source, "--context"));
+	kube_target_free(&t);
+	/* a context that is not there: one line naming --context */
+	check(parse(&s, e, ARGS("--context=three")) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "--context") && strstr(err, "\"three\"") &&
+	    !strchr(err, '\n'));
+	/* --kubeconfig is one file, as kubectl's: a:b is a name, and no such file */
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--kubeconfig", pair)) == 0 && !s.kubeconfig_list);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "No such file"));
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--kubeconfig", a)) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "the file has no clusters"));
+	/* the flag beats the variable */
+	check(parse(&s, e, ARGS("--kubeconfig", a)) == 0 && !s.kubeconfig_list && s.kubeconfig == a);
+	/* a list of no name, or of all missing files */
+	const char *const none[] = { "NODE_RECOVERY_AFTER_SECONDS", "60", "KUBECONFIG", "::", NULL };
+	check(parse(&s, none, NULL) == 0 && settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "KUBECONFIG"));
+	snprintf(list, sizeof list, "%s/none.yaml", dir);
+	const char *const missing[] = { "NODE_RECOVERY_AFTER_SECONDS", "60", "KUBECONFIG", list, NULL };
+	check(parse(&s, missing, NULL) == 0 && settings_target(&s, env, &t, err, sizeof err) == -1 &&
+	    strstr(err, "none of the KUBECONFIG files exists"));
+	/* more files than are merged */
+	list[0] = '\0';
+	for (int i = 0; i <= 16; i++)
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s/f%d.yaml", i ? ":" : "", dir, i);
+	check(parse(&s, missing, NULL) == 0 && settings_target(&s, env, &t, err, sizeof err) == -1 &&
+	    strstr(err, "more than 16 files"));
+	/* --context with no kubeconfig to pick from */
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--context", "x", "--server", "https://h", "--ca-file", a,
+	    "--token-file", a)) == -1 && strstr(err, "--context"));
+	check(parse(&s, ARGS("KUBERNETES_SERVICE_HOST", "10.43.0.1", "NODE_RECOVERY_AFTER_SECONDS", "60"),
+	    ARGS("--context", "x")) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "--context"));
+	/* and with k3s's kubeconfig (tests/unit/kubeconfig/k3s.yaml): its one context, or none */
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60"), ARGS("--context", "default")) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == 0);
+	kube_target_free(&t);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60"), ARGS("--context", "prod")) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "--context names context \"prod\""));
+	char path[600];
+	for (const char *const *n = (const char *const[]){ "ca.crt", "a.yaml", "b.yaml", NULL }; *n; n++) {
+		snprintf(path, sizeof path, "%s/%s", dir, *n);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 /* Outside a pod with nothing given: k3s's kubeconfig (here tests/unit/kubeconfig/k3s.yaml). */
 static void t_k3s_target(void)
 {
@@ -481,6 +560,7 @@ static const struct test tests[] = {
 	{ "pod_self_node", t_pod_self_node },
 	{ "pod_target", t_pod_target },
 	{ "k3s_target", t_k3s_target },
+	{ "kubeconfig_list", t_kubeconfig_list },
 	{ 0, 0 },
 };
 
