@@ -493,7 +493,7 @@ int kubeconfig_merge(const struct kubeconfig_text *x, int n, const char *context
 	struct kc f[KUBECONFIG_FILES_MAX], all;
 	struct yaml_doc docs[KUBECONFIG_FILES_MAX];
 	char names[KC_PATH_SHOWN + 8];
-	size_t used = 0;
+	size_t used = 0, total = 0;
 	int r = 0, i;
 
 	memset(t, 0, sizeof *t);
@@ -517,6 +517,10 @@ int kubeconfig_merge(const struct kubeconfig_text *x, int n, const char *context
 		r = fail(&all, 0, "%d files; noderecover merges 1 to %d", n, KUBECONFIG_FILES_MAX);
 		n = 0;
 	}
+	for (i = 0; i < n; i++)
+		total += x[i].len;
+	if (!r && n > 1 && total > KUBECONFIG_MAX)
+		r = fail(&all, 0, "more than %d bytes in all; refusing them", KUBECONFIG_MAX);
 	for (i = 0; !r && i < n; i++) {
 		f[i].name = x[i].name ? x[i].name : "(text)";
 		f[i].dir = x[i].dir;
@@ -555,7 +559,7 @@ int kubeconfig_load_files(const char *const *paths, int n, const char *context, 
 {
 	struct kubeconfig_text x[KUBECONFIG_FILES_MAX];
 	char skipped[KC_PATH_SHOWN + 8] = "";
-	size_t used = 0;
+	size_t used = 0, total = 0;
 	int m = 0, r = 0;
 
 	memset(t, 0, sizeof *t);
@@ -575,6 +579,10 @@ int kubeconfig_load_files(const char *const *paths, int n, const char *context, 
 			r = file_error(err, errlen, "kubeconfig", paths[i], s, KUBECONFIG_MAX);
 			break;
 		}
+		/* the list's ceiling is one file's, so merging never costs more than one big file */
+		if ((total += len) > KUBECONFIG_MAX)
+			r = text_fail(err, errlen, "kubeconfig %s: the KUBECONFIG files up to it hold more than %d bytes in all; refusing them",
+			    paths[i], KUBECONFIG_MAX);
 		x[m].text = text;
 		x[m].len = len;
 		x[m].dir = NULL;   /* the file's own directory */

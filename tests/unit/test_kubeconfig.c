@@ -789,6 +789,13 @@ static void t_merge_refusals(void)
 	check(strstr(err, "kubeconfig odd.yaml, odd.yaml: no current-context is set") == err);
 	check(kubeconfig_merge(x, 0, NULL, &t, err, sizeof err) == -1);
 	check(kubeconfig_merge(x, KUBECONFIG_FILES_MAX + 1, NULL, &t, err, sizeof err) == -1);
+	/* must-fail: the list's ceiling is one file's, so several files cost no more memory than one */
+	char *half = malloc(KUBECONFIG_MAX / 2 + 1);
+	memset(half, '#', KUBECONFIG_MAX / 2 + 1);
+	struct kubeconfig_text big[2] = { { half, KUBECONFIG_MAX / 2 + 1, "", "h1" }, { half, KUBECONFIG_MAX / 2 + 1, "", "h2" } };
+	check(kubeconfig_merge(big, 2, NULL, &t, err, sizeof err) == -1 && empty(&t));
+	check(strcmp(err, "kubeconfig h1, h2: more than 1048576 bytes in all; refusing them") == 0);
+	free(half);
 }
 
 /* From disk: a file of the list that is not there is skipped, and said; all missing is refused. */
