@@ -332,7 +332,7 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 	}
 
 	if (!val[O_TAINT] || !*val[O_TAINT])
-		return text_fail(err, errlen, "--taint-after (or NODE_RECOVERY_AFTER_SECONDS) is required: seconds a node's Ready may be Unknown before it is tainted");
+		return text_fail(err, errlen, "--taint-after (or NODE_RECOVERY_AFTER_SECONDS) is required: how long (300, 5m) a node's Ready may be Unknown before it is tainted");
 	if (settings_seconds(from[O_TAINT], val[O_TAINT], 0, SETTINGS_MAX_SECONDS, &s->taint_after, err, errlen) < 0)
 		return -1;
 	if (val[O_PRUNE] && *val[O_PRUNE]) {
