@@ -80,13 +80,16 @@ static const char usage[] =
     "                           now and why, or when; exit 0 read, 1 could not read, 2 settings\n"
     "  manifests                print the cluster objects (YAML) that run it with these settings\n"
     "\n"
-    "  --taint-after SECONDS    NODE_RECOVERY_AFTER_SECONDS (required)\n"
-    "  --prune-after SECONDS    NODE_RECOVERY_PRUNE_AFTER_SECONDS (empty: pruning off)\n"
+    "A DURATION is seconds (300) or whole h, m and s in that order (5m, 1h30m, 90s).\n"
+    "\n"
+    "  --taint-after DURATION   NODE_RECOVERY_AFTER_SECONDS (required)\n"
+    "  --prune-after DURATION   NODE_RECOVERY_PRUNE_AFTER_SECONDS (empty: pruning off)\n"
     "  --prune-label KEY        NODE_RECOVERY_PRUNE_LABEL (github-runner.exadev.io/removable)\n"
     "  --annotation KEY         NODE_RECOVERY_ANNOTATION (github-runner.exadev/out-of-service-applied-at)\n"
     "  --self-node NAME         NODE_RECOVERY_SELF_NODE (outside a pod: the host name)\n"
-    "  --poll SECONDS           NODE_RECOVERY_POLL_SECONDS (15)\n"
-    "  --kubeconfig FILE        KUBECONFIG\n"
+    "  --poll DURATION          NODE_RECOVERY_POLL_SECONDS (15s)\n"
+    "  --kubeconfig FILE        KUBECONFIG (a list a:b, merged as kubectl merges it)\n"
+    "  --context NAME           the kubeconfig context to use (default: its current-context)\n"
     "  --server URL --ca-file FILE --token-file FILE\n"
     "  --tls-server-name NAME   name to verify the server's certificate against\n"
     "  --page-size N            nodes per list request (500)\n"
@@ -96,7 +99,7 @@ static const char usage[] =
     "                           send no write; =server: every write with dryRun=All\n"
     "  --exclude-label KEY      NODE_RECOVERY_EXCLUDE_LABEL (github-runner.exadev.io/no-recovery):\n"
     "                           a node labelled KEY=true is never tainted or deleted\n"
-    "  --storm-cooldown SECONDS NODE_RECOVERY_STORM_COOLDOWN (the taint threshold): the guard\n"
+    "  --storm-cooldown DURATION NODE_RECOVERY_STORM_COOLDOWN (the taint threshold): the guard\n"
     "                           keeps holding this long after the count is back within the limit\n"
     "  --events=false           NODE_RECOVERY_EVENTS (true): no Events on the Node (none in a dry run)\n"
     "  --output table|json      NODE_RECOVERY_OUTPUT (table): how plan prints\n"
@@ -313,8 +316,11 @@ int main(int argc, char **argv)
 	loop.kc = &kc;
 	loop.s = &s;
 	loop.stop = &stop;
-	if (s.mode == MODE_PLAN)
+	if (s.mode == MODE_PLAN) {
+		/* on stderr, so the table or JSON on stdout stays the plan alone */
+		say("plan of the cluster %s from %s", t.server, t.source);
 		return plan(&loop);
+	}
 	say_start(&s, &t);
 	if (!permitted(&kc, &s)) {
 		kube_close(&kc);

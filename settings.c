@@ -31,7 +31,7 @@ struct opt {
 enum {
 	O_TAINT, O_PRUNE, O_LABEL, O_ANNOTATION, O_SELF, O_POLL, O_KUBECONFIG, O_SERVER, O_CA,
 	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_EXCLUDE, O_DRY_RUN, O_OUTPUT, O_LEADER,
-	O_LEASE_NAME, O_LEASE_NS, O_EVENTS, O_LISTEN, O_WATCH, O_RELIST, O_COUNT
+	O_LEASE_NAME, O_LEASE_NS, O_EVENTS, O_LISTEN, O_CONTEXT, O_WATCH, O_RELIST, O_COUNT
 };
 
 static const struct opt opts[O_COUNT] = {
@@ -57,11 +57,12 @@ static const struct opt opts[O_COUNT] = {
 	[O_LEASE_NAME] = { "--lease-name", "NODE_RECOVERY_LEASE_NAME" },
 	[O_LEASE_NS] = { "--lease-namespace", "NODE_RECOVERY_LEASE_NAMESPACE" },
 	[O_LISTEN] = { "--listen", "NODE_RECOVERY_LISTEN" },
+	[O_CONTEXT] = { "--context", NULL },   /* as kubectl's: a flag, no variable */
 	[O_WATCH] = { "--watch", "NODE_RECOVERY_WATCH" },
 	[O_RELIST] = { "--relist", "NODE_RECOVERY_RELIST_SECONDS" },
 };
 
-/* A whole number of seconds (digits only) no larger than max. */
+/* A whole number (digits only) no larger than max. */
 static int whole(const char *s, int64_t max, int64_t *out)
 {
 	int64_t v = 0;
@@ -75,6 +76,48 @@ static int whole(const char *s, int64_t max, int64_t *out)
 		if (v > max)
 			return -1;
 	}
+	*out = v;
+	return 0;
+}
+
+/* max as a person reads it: 24h, 87600h (ten years), or seconds when not whole hours. */
+static const char *limit_text(int64_t max, char *out, size_t n)
+{
+	if (max >= 3600 && max % 3600 == 0)
+		snprintf(out, n, "%lldh", (long long)(max / 3600));
+	else
+		snprintf(out, n, "%llds", (long long)max);
+	return out;
+}
+
+int settings_seconds(const char *name, const char *text, int64_t min, int64_t max, int64_t *out,
+    char *err, size_t errlen)
+{
+	static const char forms[] = "seconds (90) or hours, minutes and seconds (1h30m, 5m, 90s)";
+	char lim[32];
+	int64_t v;
+
+	switch (text_duration(text, max, &v)) {
+	case TEXT_DURATION_OK:
+		break;
+	case TEXT_DURATION_FRACTION:
+		return text_fail(err, errlen, "%s '%.32s' is not a duration: fractions are not supported, write whole units (1h30m, not 1.5h)",
+		    name, text);
+	case TEXT_DURATION_SIGN:
+		return text_fail(err, errlen, "%s '%.32s' is not a duration: it takes no sign (and is never negative)", name, text);
+	case TEXT_DURATION_UNIT:
+		return text_fail(err, errlen, "%s '%.32s' is not a duration: the units are h, m and s (no ms, us, ns or d)", name, text);
+	case TEXT_DURATION_ORDER:
+		return text_fail(err, errlen, "%s '%.32s' is not a duration: h, m and s come in that order, each once (1h30m, not 30m1h)",
+		    name, text);
+	case TEXT_DURATION_RANGE:
+		return text_fail(err, errlen, "%s '%.32s' is longer than %s, the most it takes", name, text,
+		    limit_text(max, lim, sizeof lim));
+	default:
+		return text_fail(err, errlen, "%s '%.32s' is not a duration: write %s", name, text, forms);
+	}
+	if (v < min)
+		return text_fail(err, errlen, "%s '%.32s' is shorter than %llds, the least it takes", name, text, (long long)min);
 	*out = v;
 	return 0;
 }
@@ -291,20 +334,20 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 	}
 
 	if (!val[O_TAINT] || !*val[O_TAINT])
-		return text_fail(err, errlen, "--taint-after (or NODE_RECOVERY_AFTER_SECONDS) is required: seconds a node's Ready may be Unknown before it is tainted");
-	if (whole(val[O_TAINT], SETTINGS_MAX_SECONDS, &s->taint_after) < 0)
-		return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds", from[O_TAINT], val[O_TAINT]);
+		return text_fail(err, errlen, "--taint-after (or NODE_RECOVERY_AFTER_SECONDS) is required: how long (300, 5m) a node's Ready may be Unknown before it is tainted");
+	if (settings_seconds(from[O_TAINT], val[O_TAINT], 0, SETTINGS_MAX_SECONDS, &s->taint_after, err, errlen) < 0)
+		return -1;
 	if (val[O_PRUNE] && *val[O_PRUNE]) {
-		if (whole(val[O_PRUNE], SETTINGS_MAX_SECONDS, &s->prune_after) < 0)
-			return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds", from[O_PRUNE], val[O_PRUNE]);
+		if (settings_seconds(from[O_PRUNE], val[O_PRUNE], 0, SETTINGS_MAX_SECONDS, &s->prune_after, err, errlen) < 0)
+			return -1;
 		if (s->prune_after <= s->taint_after) {
 			return text_fail(err, errlen, "%s (%lld) must be greater than the taint threshold (%lld): a node is tainted before it is deleted",
 			    from[O_PRUNE], (long long)s->prune_after, (long long)s->taint_after);
 		}
 	}
 	s->poll = DEFAULT_POLL;
-	if (val[O_POLL] && (whole(val[O_POLL], 86400, &s->poll) < 0 || s->poll < 1))
-		return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds between 1 and 86400", from[O_POLL], val[O_POLL]);
+	if (val[O_POLL] && settings_seconds(from[O_POLL], val[O_POLL], 1, 86400, &s->poll, err, errlen) < 0)
+		return -1;
 	s->page_size = DEFAULT_PAGE_SIZE;
 	if (val[O_PAGE]) {
 		int64_t n;
@@ -317,8 +360,9 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		return text_fail(err, errlen, "%s '%.32s' is neither a number of nodes (1 or more) nor a percentage from 1%% to 100%%",
 		    from[O_MAX_UNKNOWN], val[O_MAX_UNKNOWN]);
 	s->storm_cooldown = s->taint_after;
-	if (val[O_COOLDOWN] && whole(val[O_COOLDOWN], SETTINGS_MAX_SECONDS, &s->storm_cooldown) < 0)
-		return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds", from[O_COOLDOWN], val[O_COOLDOWN]);
+	if (val[O_COOLDOWN] && settings_seconds(from[O_COOLDOWN], val[O_COOLDOWN], 0, SETTINGS_MAX_SECONDS, &s->storm_cooldown,
+	    err, errlen) < 0)
+		return -1;
 	if (val[O_DRY_RUN] && dry_run(val[O_DRY_RUN], &s->dry_run) < 0)
 		return text_fail(err, errlen, "%s '%.32s' is not one of client, server or none (true or false for the variable)",
 		    from[O_DRY_RUN], val[O_DRY_RUN]);
@@ -329,8 +373,8 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		s->watch = 0;
 	}
 	s->relist = SETTINGS_RELIST_DEFAULT;
-	if (val[O_RELIST] && *val[O_RELIST] && (whole(val[O_RELIST], 86400, &s->relist) < 0 || s->relist < 1))
-		return text_fail(err, errlen, "%s '%.32s' is not a whole number of seconds between 1 and 86400", from[O_RELIST], val[O_RELIST]);
+	if (val[O_RELIST] && *val[O_RELIST] && settings_seconds(from[O_RELIST], val[O_RELIST], 1, 86400, &s->relist, err, errlen) < 0)
+		return -1;
 	s->events = 1;   /* empty: the default, as for the other variables */
 	if (val[O_EVENTS] && *val[O_EVENTS] && strcmp(val[O_EVENTS], "true") != 0) {
 		if (strcmp(val[O_EVENTS], "false") != 0)
@@ -376,6 +420,9 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		}
 	}
 	s->kubeconfig = val[O_KUBECONFIG] && *val[O_KUBECONFIG] ? val[O_KUBECONFIG] : NULL;
+	/* as kubectl: --kubeconfig is one file, KUBECONFIG a list */
+	s->kubeconfig_list = s->kubeconfig && from[O_KUBECONFIG] == opts[O_KUBECONFIG].env;
+	s->context = val[O_CONTEXT] && *val[O_CONTEXT] ? val[O_CONTEXT] : NULL;
 	s->server = val[O_SERVER];
 	s->ca_file = val[O_CA];
 	s->token_file = val[O_TOKEN];
@@ -384,6 +431,8 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		return text_fail(err, errlen, "--server needs --ca-file and --token-file as well");
 	if (!s->server && (s->ca_file || s->token_file))
 		return text_fail(err, errlen, "--ca-file and --token-file go with --server");
+	if (s->server && s->context)
+		return text_fail(err, errlen, "--context picks a kubeconfig context, and --server uses none");
 	return 0;
 }
 
@@ -416,6 +465,41 @@ static int pod_target(const char *host, const char *port, struct kube_target *t,
 	return read_into("service account CA", SETTINGS_SA_DIR "/ca.crt", &t->ca_pem, &t->ca_len, err, errlen);
 }
 
+/*
+ * The flag's one file, or KUBECONFIG's list split as kubectl splits it (':', empty names
+ * skipped, a name given twice read once), merged by kubeconfig.c.
+ */
+static int kubeconfig_target(const struct settings *s, struct kube_target *t, char *err, size_t errlen)
+{
+	const char *paths[KUBECONFIG_FILES_MAX];
+	char *list;
+	int n = 0, r;
+
+	if (!s->kubeconfig_list)
+		return kubeconfig_load_files(&s->kubeconfig, 1, s->context, 0, t, err, errlen);
+	if (!(list = strdup(s->kubeconfig)))
+		return text_fail(err, errlen, "out of memory");
+	for (char *p = list, *next; p; p = next) {
+		int seen = 0;
+		if ((next = strchr(p, ':')) != NULL)
+			*next++ = '\0';
+		for (int i = 0; i < n && !seen; i++)
+			seen = strcmp(paths[i], p) == 0;
+		if (!*p || seen)
+			continue;
+		if (n == KUBECONFIG_FILES_MAX) {
+			free(list);
+			return text_fail(err, errlen, "KUBECONFIG names more than %d files; noderecover merges at most %d",
+			    KUBECONFIG_FILES_MAX, KUBECONFIG_FILES_MAX);
+		}
+		paths[n++] = p;
+	}
+	r = n ? kubeconfig_load_files(paths, n, s->context, 1, t, err, errlen)
+	    : text_fail(err, errlen, "KUBECONFIG '%.64s' names no file", s->kubeconfig);
+	free(list);
+	return r;
+}
+
 int settings_target(const struct settings *s, settings_env_fn env, struct kube_target *t,
     char *err, size_t errlen)
 {
@@ -426,19 +510,14 @@ int settings_target(const struct settings *s, settings_env_fn env, struct kube_t
 	if (s->server) {
 		r = explicit_target(s, t, err, errlen);
 	} else if (s->kubeconfig) {
-		/* KUBECONFIG may list several files; like kubectl's first-file-wins for the
-		 * current context, the first one is read. */
-		char path[TARGET_PATH_MAX];
-		size_t n = strcspn(s->kubeconfig, ":");
-		if (n >= sizeof path)
-			return text_fail(err, errlen, "kubeconfig path is too long");
-		memcpy(path, s->kubeconfig, n);
-		path[n] = '\0';
-		r = kubeconfig_load(path, t, err, errlen);
+		r = kubeconfig_target(s, t, err, errlen);
 	} else if (host && *host) {
+		if (s->context)
+			return text_fail(err, errlen, "--context picks a kubeconfig context, and in a pod without KUBECONFIG or --kubeconfig none is read");
 		r = pod_target(host, env("KUBERNETES_SERVICE_PORT"), t, err, errlen);
 	} else if (access(SETTINGS_K3S_KUBECONFIG, R_OK) == 0) {
-		r = kubeconfig_load(SETTINGS_K3S_KUBECONFIG, t, err, errlen);
+		const char *k3s = SETTINGS_K3S_KUBECONFIG;
+		r = kubeconfig_load_files(&k3s, 1, s->context, 0, t, err, errlen);
 	} else {
 		return text_fail(err, errlen, "no cluster found: give --server, --kubeconfig or KUBECONFIG, run in a pod, or on a k3s server with %s",
 		    SETTINGS_K3S_KUBECONFIG);

@@ -49,8 +49,19 @@ struct settings {
 	char lease_namespace[64];     /* a DNS label: the flag, the variable, or the pod's own */
 	const char *lease_ns_source;  /* where lease_namespace came from, for the start-up line */
 	const char *kubeconfig;       /* flag or KUBECONFIG; NULL if neither */
+	int kubeconfig_list;          /* 1: it is KUBECONFIG's list (a:b, merged); 0: the flag's one file */
+	const char *context;          /* --context: the kubeconfig context to use; NULL: the current one */
 	const char *server, *ca_file, *token_file, *tls_server_name;
 };
+
+/*
+ * Reads text, the value of the setting called name (its flag or variable, for the message), as
+ * a duration (text_duration: 90, 90s, 5m, 1h30m) of min to max seconds into *out. The one call
+ * for every seconds setting. Returns 0, or -1 with one line in err naming the setting, quoting
+ * the value and saying what is wrong; *out is then untouched.
+ */
+int settings_seconds(const char *name, const char *text, int64_t min, int64_t max, int64_t *out,
+    char *err, size_t errlen);
 
 /* Looks up an environment variable; getenv in the program, a table in the tests. */
 typedef const char *(*settings_env_fn)(const char *name);

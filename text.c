@@ -1,6 +1,6 @@
 /*
- * The out-of-line part of text.h: writing a failure's reason, reading times. Nothing here
- * allocates.
+ * The out-of-line part of text.h: writing a failure's reason, reading times and durations.
+ * Nothing here allocates.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -108,4 +108,52 @@ int64_t text_http_date(const char *s, size_t n)
 	iso[19] = 'Z';
 	iso[20] = '\0';
 	return text_rfc3339(iso, 20);
+}
+
+int text_duration(const char *s, int64_t max, int64_t *out)
+{
+	static const char units[] = "hms";
+	static const int64_t secs[] = { 3600, 60, 1 };
+	int64_t total = 0;
+	int last = -1;
+
+	if (*s == '-' || *s == '+')
+		return TEXT_DURATION_SIGN;
+	if (*s == '\0')
+		return TEXT_DURATION_SYNTAX;
+	while (*s) {
+		int64_t n = 0;
+		size_t len;
+		int u;
+		if (*s < '0' || *s > '9')
+			return *s == '.' ? TEXT_DURATION_FRACTION : TEXT_DURATION_SYNTAX;
+		for (; *s >= '0' && *s <= '9'; s++) {
+			/* n only grows, and every unit is at least a second: past max is past for good */
+			n = n * 10 + (*s - '0');
+			if (n > max)
+				return TEXT_DURATION_RANGE;
+		}
+		if (*s == '.')
+			return TEXT_DURATION_FRACTION;
+		/* the unit runs to the next digit or dot, as in Go, so "5ms" is ms and not m then s */
+		len = strcspn(s, "0123456789.");
+		if (len == 0) {
+			if (last >= 0)
+				return TEXT_DURATION_SYNTAX;   /* "5m3": Go's missing unit */
+			total = n;                         /* bare digits: seconds */
+			break;
+		}
+		if (len != 1 || !memchr(units, *s, 3))
+			return TEXT_DURATION_UNIT;
+		u = (int)((const char *)memchr(units, *s, 3) - units);
+		if (u <= last)
+			return TEXT_DURATION_ORDER;
+		if (n > (max - total) / secs[u])
+			return TEXT_DURATION_RANGE;
+		total += n * secs[u];
+		last = u;
+		s++;
+	}
+	*out = total;
+	return TEXT_DURATION_OK;
 }

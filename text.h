@@ -92,6 +92,27 @@ int64_t text_rfc3339(const char *s, size_t n);
  * ("Sun, 06 Nov 1994 08:49:37 GMT", the form RFC 9110 says servers send). */
 int64_t text_http_date(const char *s, size_t n);
 
+/* What text_duration made of a setting's text. */
+enum text_duration_status {
+	TEXT_DURATION_OK = 0,
+	TEXT_DURATION_SYNTAX = -1,    /* empty, a unit without a number, a number without a unit after one */
+	TEXT_DURATION_FRACTION = -2,  /* 1.5h */
+	TEXT_DURATION_SIGN = -3,      /* -5m or +5m */
+	TEXT_DURATION_UNIT = -4,      /* a unit other than h, m and s: ms, us, ns, d, a space */
+	TEXT_DURATION_ORDER = -5,     /* a unit twice or out of order: 30s1h, 1m1m */
+	TEXT_DURATION_RANGE = -6      /* more than max seconds */
+};
+
+/*
+ * A length of time as kubectl users type it, in whole seconds: bare digits are seconds (90, as
+ * the shell watcher's variables were), or Go's duration syntax cut to whole h, m and s, each
+ * at most once and in that order (2h, 5m, 90s, 1h30m, 1h0m0s as Go prints it). Anything else
+ * is refused with a status rather than read some other way: a typo in a threshold must not
+ * become a different threshold. The number is checked against max (>= 0) before it can
+ * overflow. Returns TEXT_DURATION_OK with *out set, or a negative enum text_duration_status.
+ */
+int text_duration(const char *s, int64_t max, int64_t *out);
+
 /* The shortest piece of the token text_clean redacts wherever it appears. */
 #define TEXT_SECRET_PIECE 8
 

@@ -1,6 +1,9 @@
 /*
- * Fuzz target for kubeconfig.c: the input as a kubeconfig (YAML or JSON), with file names
- * taken relative to a directory that does not exist, and as base64 for the decoder.
+ * Fuzz target for kubeconfig.c and yaml.c: the input as a kubeconfig (YAML or JSON), with file
+ * names taken relative to a directory that does not exist, and as base64 for the decoder. An
+ * input with form feeds (a byte no kubeconfig may hold) is also cut at them into up to
+ * KUBECONFIG_FILES_MAX files, merged as a KUBECONFIG list, with the current context and with
+ * --context a.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +18,58 @@ static void bug(const char *what)
 	abort();
 }
 
+/* What every result must be, one file or a merge. */
+static void check_result(int r, struct kube_target *t, const char *err, size_t errlen)
+{
+	if (!memchr(err, 0, errlen))
+		bug("err not terminated");
+	if (r < 0 && err[0] == 0)
+		bug("failed without a reason");
+	if (r == 0) {
+		if (!memchr(t->server, 0, sizeof t->server) || !memchr(t->tls_server_name, 0, sizeof t->tls_server_name) ||
+		    !memchr(t->token_file, 0, sizeof t->token_file) || !memchr(t->source, 0, sizeof t->source))
+			bug("a target string is not terminated");
+		if (!t->ca_pem && t->ca_len)
+			bug("ca_len without ca_pem");
+		if (t->token)
+			(void)strlen(t->token);
+		kube_target_free(t);
+	} else if (t->ca_pem || t->token || t->cert_pem || t->key_pem) {
+		bug("a failed parse left buffers in the target");
+	}
+}
+
+/* The pieces between form feeds as files of one KUBECONFIG list (each its own exact heap block). */
+static void merge(const char *text, size_t size)
+{
+	struct kubeconfig_text x[KUBECONFIG_FILES_MAX];
+	static const char *const names[] = { "f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7",
+		"f8", "f9", "f10", "f11", "f12", "f13", "f14", "f15" };
+	struct kube_target t;
+	char err[256];
+	size_t at = 0;
+	int n = 0;
+
+	while (n < KUBECONFIG_FILES_MAX && at <= size) {
+		const char *ff = memchr(text + at, '\f', size - at);
+		size_t len = ff ? (size_t)(ff - text - at) : size - at;
+		char *piece = malloc(len ? len : 1);
+		memcpy(piece, text + at, len);
+		x[n].text = piece;
+		x[n].len = len;
+		x[n].dir = "/nonexistent";
+		x[n].name = names[n];
+		n++;
+		if (!ff)
+			break;
+		at += len + 1;
+	}
+	check_result(kubeconfig_merge(x, n, NULL, &t, err, sizeof err), &t, err, sizeof err);
+	check_result(kubeconfig_merge(x, n, "a", &t, err, sizeof err), &t, err, sizeof err);
+	for (int i = 0; i < n; i++)
+		free((char *)x[i].text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -25,22 +80,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 
 	int r = kubeconfig_parse(text, size, "/nonexistent", "fuzz", &t, err, sizeof err);
-	if (!memchr(err, 0, sizeof err))
-		bug("err not terminated");
-	if (r < 0 && err[0] == 0)
-		bug("failed without a reason");
-	if (r == 0) {
-		if (!memchr(t.server, 0, sizeof t.server) || !memchr(t.tls_server_name, 0, sizeof t.tls_server_name) ||
-		    !memchr(t.token_file, 0, sizeof t.token_file) || !memchr(t.source, 0, sizeof t.source))
-			bug("a target string is not terminated");
-		if (!t.ca_pem && t.ca_len)
-			bug("ca_len without ca_pem");
-		if (t.token)
-			(void)strlen(t.token);
-		kube_target_free(&t);
-	} else if (t.ca_pem || t.token || t.cert_pem || t.key_pem) {
-		bug("a failed parse left buffers in the target");
-	}
+	check_result(r, &t, err, sizeof err);
+	if (memchr(text, '\f', size))
+		merge(text, size);
 
 	size_t cap = size / 4 * 3 + 3, outlen = 0, again = 0;
 	unsigned char *out = malloc(cap);

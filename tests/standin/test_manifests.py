@@ -156,7 +156,7 @@ class Manifests(Case):
     def test_refused_exactly_as_run_refuses(self):
         cases = [
             ([], {}),
-            (["--taint-after", "5m"], {}),
+            (["--taint-after", "5x"], {}),
             ([], {"NODE_RECOVERY_AFTER_SECONDS": "soon"}),
             (["--taint-after", "300", "--prune-after", "300"], {}),
             (["--taint-after", "300"], {"NODE_RECOVERY_PRUNE_AFTER_SECONDS": "60"}),

@@ -39,17 +39,50 @@ class Refusal(Case):
                                                          "NODE_RECOVERY_PRUNE_AFTER_SECONDS": "300"})
 
     def test_prune_not_whole_number(self):
-        for v in ("abc", "300.5", "300s", "-400", "1e3", " 300"):
+        for v in ("abc", "300.5", "300sec", "-400", "1e3", " 300"):
             with self.subTest(prune=v):
                 self.refused(self.PRUNE, taint_after=60, prune_after=v)
 
     def test_taint_not_whole_number(self):
-        for v in ("abc", "1.5", "60s", "-60", "0x3c", "99999999999999999999999"):
+        for v in ("abc", "1.5", "60S", "-60", "0x3c", "99999999999999999999999"):
             with self.subTest(taint=v):
                 self.refused(self.TAINT, taint_after=v)
 
     def test_taint_not_whole_number_from_env(self):
         self.refused(self.TAINT, taint_after=None, env={"NODE_RECOVERY_AFTER_SECONDS": "ten"})
+
+    # Durations as kubectl users type them: what is not one is refused, never read as another.
+    BAD_DURATIONS = ("5x", "-5m", "+5m", "1.5h", "2d", "500ms", "5m3", "30m1h", "1m1m", "5 m", "h",
+                     "87600h1s", "315360001", "9223372036854775807s")
+
+    def test_taint_bad_duration(self):
+        for v in self.BAD_DURATIONS:
+            with self.subTest(taint=v):
+                self.refused(self.TAINT, taint_after=v)
+
+    def test_bad_duration_from_env(self):
+        for name in ("NODE_RECOVERY_AFTER_SECONDS", "NODE_RECOVERY_PRUNE_AFTER_SECONDS",
+                     "NODE_RECOVERY_POLL_SECONDS", "NODE_RECOVERY_STORM_COOLDOWN"):
+            for v in ("5x", "-5m", "1.5h", "2d"):
+                with self.subTest(name=name, value=v):
+                    env = {"NODE_RECOVERY_AFTER_SECONDS": "60", name: v}
+                    self.refused((name,), taint_after=None, env=env)
+
+    def test_other_bad_durations(self):
+        for flag in ("--prune-after", "--poll", "--storm-cooldown"):
+            for v in ("5x", "-5m", "1.5h", "87600h1s"):
+                with self.subTest(flag=flag, value=v):
+                    self.refused((flag,), extra=[flag, v])
+
+    def test_poll_past_a_day(self):
+        self.refused(("--poll",), extra=["--poll", "24h0m1s"])
+
+    def test_prune_duration_not_greater(self):
+        # 1h read as seconds would be 1, read right it is not greater than 2h: refused either way,
+        # and the line gives both in seconds
+        r = self.refused(self.PRUNE, taint_after="2h", prune_after="1h")
+        self.assertIn("(3600)", r.lines[0])
+        self.assertIn("(7200)", r.lines[0])
 
     def test_taint_missing(self):
         self.refused(self.TAINT, taint_after=None)
@@ -121,6 +154,32 @@ class Precedence(Case):
         r = self.once(taint_after=100000, env={"NODE_RECOVERY_AFTER_SECONDS": "60"})
         self.assertRc(r, 0)
         self.assertUntouched("agent-1", r)
+
+    def test_taint_after_as_duration(self):
+        # agent-1 is Unknown for 120 s: 1m30s taints it, 3m does not (3m read as 3 s would)
+        r = self.once(taint_after="1m30s")
+        self.assertRc(r, 0)
+        self.assertTainted("agent-1", r)
+
+    def test_taint_after_duration_not_seconds(self):
+        r = self.once(taint_after="3m")
+        self.assertRc(r, 0)
+        self.assertUntouched("agent-1", r)
+        r = self.once(taint_after=None, env={"NODE_RECOVERY_AFTER_SECONDS": "1h"})
+        self.assertRc(r, 0)
+        self.assertUntouched("agent-1", r)
+
+    def test_taint_after_duration_from_env(self):
+        r = self.once(taint_after=None, env={"NODE_RECOVERY_AFTER_SECONDS": "90s"})
+        self.assertRc(r, 0)
+        self.assertTainted("agent-1", r)
+
+    def test_prune_after_as_duration(self):
+        self.srv.touch("agent-1", lambda n: n["metadata"]["labels"].update({LABEL: "true"}))
+        self.listed["agent-1"] = self.srv.node("agent-1")
+        r = self.once(taint_after="1m", prune_after="1m40s")
+        self.assertRc(r, 0)
+        self.assertDeleted("agent-1", r)
 
     def test_flag_beats_env_self_node(self):
         r = self.once(taint_after=60, self_node="self", env={"NODE_RECOVERY_SELF_NODE": "agent-1"})

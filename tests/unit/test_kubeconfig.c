@@ -4,6 +4,7 @@
  * tests/unit. No error may carry a token, key or certificate: every failing case checks that.
  */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -631,6 +632,224 @@ static void t_mangled(void)
 	check(refusals > 1000);
 }
 
+/* ---- several files (a KUBECONFIG list) merged as kubectl merges them ---- */
+
+/* A kubeconfig of the given parts (each "" to leave it out). */
+#define KC(cc, contexts, clusters, users) \
+	"apiVersion: v1\nkind: Config\n" cc contexts clusters users
+
+/* The first file: current-context a; context a uses cluster shared and user u1. The CA and token
+ * are named relative to its directory (kubeconfig/merge/, one below the fixtures). */
+static const char first[] = KC("current-context: a\n",
+    "contexts:\n- name: a\n  context: {cluster: shared, user: u1}\n"
+    "- name: b\n  context:\n    cluster: other\n    user: u1\n",
+    "clusters:\n- name: shared\n  cluster:\n    server: https://first.example:6443\n    certificate-authority: ../ca.crt\n",
+    "users:\n- name: u1\n  user:\n    tokenFile: ../token\n");
+
+static int merged(const char *a, const char *aname, const char *b, const char *bname, const char *context,
+    struct kube_target *t)
+{
+	struct kubeconfig_text x[2] = { { a, strlen(a), NULL, aname }, { b, b ? strlen(b) : 0, NULL, bname } };
+	int r = kubeconfig_merge(x, b ? 2 : 1, context, t, err, sizeof err);
+
+	if (r)
+		fprintf(stderr, "  merge refused: %s\n", err);
+	return r == 0;
+}
+
+/* Empty flow mappings are not read: the fixture is written out for the parser we have. */
+static char *block(const char *s)
+{
+	static char out[4][4096];
+	static int slot;
+	char *o = out[slot++ % 4];
+	const char *from = "  context: {cluster: shared, user: u1}\n";
+	const char *at = strstr(s, from);
+
+	if (!at) {
+		snprintf(o, 4096, "%s", s);
+		return o;
+	}
+	snprintf(o, 4096, "%.*s  context:\n    cluster: shared\n    user: u1\n%s", (int)(at - s), s, at + strlen(from));
+	return o;
+}
+
+/* must-fail: a second file's current-context, and its entries of the same names, never override the first's */
+static void t_merge_first_wins(void)
+{
+	struct kube_target t;
+	const char *second = KC("current-context: c\n",
+	    "contexts:\n- name: c\n  context:\n    cluster: other\n    user: u2\n"
+	    "- name: a\n  context:\n    cluster: other\n    user: u2\n",
+	    "clusters:\n- name: shared\n  cluster:\n    server: https://second.example:6443\n"
+	    "    tls-server-name: second.internal\n    certificate-authority-data: " CA64 "\n"
+	    "- name: other\n  cluster:\n    server: https://other.example:6443\n    certificate-authority: ../../ca.crt\n",
+	    "users:\n- name: u1\n  user:\n    token: " TOKEN "\n- name: u2\n  user:\n    token: " TOKEN "\n");
+
+	if (!check(merged(block(first), "kubeconfig/merge/first.yaml", second, "kubeconfig/merge/sub/second.yaml", NULL, &t)))
+		return;
+	check(strcmp(t.server, "https://first.example:6443") == 0);
+	/* the entry comes whole from the first file: not even a field the first one lacks */
+	check(t.tls_server_name[0] == '\0');
+	check(same_as_file(t.ca_pem, t.ca_len, "kubeconfig/ca.crt"));
+	check(strcmp(t.token_file, "kubeconfig/merge/../token") == 0 && t.token == NULL);
+	check(strcmp(t.source, "kubeconfig kubeconfig/merge/first.yaml (context a)") == 0);
+	kube_target_free(&t);
+
+	/* the other way round, the other file's values: the order is what decides */
+	if (!check(merged(second, "kubeconfig/merge/sub/second.yaml", block(first), "kubeconfig/merge/first.yaml", NULL, &t)))
+		return;
+	check(strcmp(t.server, "https://other.example:6443") == 0);
+	check(t.token && strcmp(t.token, TOKEN) == 0);
+	check(strcmp(t.source, "kubeconfig kubeconfig/merge/sub/second.yaml (context c)") == 0);
+	kube_target_free(&t);
+}
+
+/* A context of one file may name a cluster of another; relative names are each file's own. */
+static void t_merge_parts_from_files(void)
+{
+	struct kube_target t;
+	/* the second file has no current-context: the first file's stands */
+	const char *second = KC("",
+	    "",
+	    "clusters:\n- name: other\n  cluster:\n    server: https://other.example:6443\n    certificate-authority: ../../ca.crt\n",
+	    "");
+
+	if (!check(merged(block(first), "kubeconfig/merge/first.yaml", second, "kubeconfig/merge/sub/second.yaml", "b", &t)))
+		return;
+	check(strcmp(t.server, "https://other.example:6443") == 0);
+	/* ../../ca.crt from kubeconfig/merge/sub/; from the first file's directory it would be missing */
+	check(same_as_file(t.ca_pem, t.ca_len, "kubeconfig/ca.crt"));
+	check(strcmp(t.token_file, "kubeconfig/merge/../token") == 0);
+	check(strcmp(t.source, "kubeconfig: context b (chosen by --context) from kubeconfig/merge/first.yaml, "
+	    "cluster other from kubeconfig/merge/sub/second.yaml, user u1 from kubeconfig/merge/first.yaml") == 0);
+	kube_target_free(&t);
+
+	/* the current-context only in the second file is used */
+	const char *cc_only = KC("current-context: b\n", "",
+	    "clusters:\n- name: other\n  cluster:\n    server: https://other.example:6443\n    certificate-authority: ../../ca.crt\n", "");
+	char nocc[4096];
+	snprintf(nocc, sizeof nocc, "%s", block(first) + strlen("apiVersion: v1\nkind: Config\ncurrent-context: a\n"));
+	if (check(merged(nocc, "kubeconfig/merge/first.yaml", cc_only, "kubeconfig/merge/sub/cc.yaml", NULL, &t)))
+		check(strstr(t.source, "context b") != NULL);
+	kube_target_free(&t);
+}
+
+/* must-fail: --context picks the named context, not the current one */
+static void t_merge_context_flag(void)
+{
+	struct kube_target t;
+	const char *one = KC("current-context: a\n",
+	    "contexts:\n- name: a\n  context:\n    cluster: ca\n    user: u\n- name: b\n  context:\n    cluster: cb\n    user: u\n",
+	    "clusters:\n- name: ca\n  cluster:\n    server: https://a.example\n    certificate-authority-data: " CA64 "\n"
+	    "- name: cb\n  cluster:\n    server: https://b.example\n    certificate-authority-data: " CA64 "\n",
+	    "users:\n- name: u\n  user:\n    token: " TOKEN "\n");
+
+	if (check(merged(one, "one.yaml", NULL, NULL, "b", &t))) {
+		check(strcmp(t.server, "https://b.example") == 0);
+		check(strcmp(t.source, "kubeconfig one.yaml (context b, chosen by --context)") == 0);
+	}
+	kube_target_free(&t);
+	if (check(merged(one, "one.yaml", NULL, NULL, NULL, &t)))
+		check(strcmp(t.server, "https://a.example") == 0);
+	kube_target_free(&t);
+	/* a context that is not there: refused, naming --context, in one file or in several */
+	struct kubeconfig_text x[2] = { { one, strlen(one), "", "one.yaml" }, { one, strlen(one), "", "two.yaml" } };
+	check(kubeconfig_merge(x, 1, "nope", &t, err, sizeof err) == -1 && empty(&t));
+	check(strcmp(err, "kubeconfig one.yaml: --context names context \"nope\", which is not in contexts") == 0);
+	check(kubeconfig_merge(x, 2, "nope", &t, err, sizeof err) == -1 && empty(&t));
+	check(strcmp(err, "kubeconfig one.yaml, two.yaml: --context names context \"nope\", which is not in any file's contexts") == 0);
+	check(no_secret(err));
+}
+
+/* Every file must parse, even one whose entries are not needed; a bad one is named. */
+static void t_merge_refusals(void)
+{
+	struct kube_target t;
+	const char *good = block(first);
+	struct kubeconfig_text x[3] = {
+		{ good, strlen(good), NULL, "kubeconfig/merge/first.yaml" },
+		{ "a: *x\n", 6, NULL, "bad.yaml" },
+		{ "clusters: 3\n", 12, NULL, "odd.yaml" },
+	};
+
+	check(kubeconfig_merge(x, 2, NULL, &t, err, sizeof err) == -1 && empty(&t));
+	check(strcmp(err, "kubeconfig bad.yaml: line 1: aliases (*) are not supported") == 0);
+	/* a list looked through on the way must be well-formed: the cluster is searched in odd.yaml
+	 * only after first.yaml, which has it, so odd.yaml's clusters is never looked at */
+	x[1] = x[2];
+	check(kubeconfig_merge(x, 2, NULL, &t, err, sizeof err) == 0);
+	kube_target_free(&t);
+	/* ... but a cluster first.yaml lacks is looked for there */
+	check(kubeconfig_merge(x, 2, "b", &t, err, sizeof err) == -1);
+	check(strcmp(err, "kubeconfig odd.yaml: line 1: clusters must be a list") == 0);
+	/* none sets a current-context */
+	x[0] = x[2];
+	check(kubeconfig_merge(x, 2, NULL, &t, err, sizeof err) == -1);
+	check(strstr(err, "kubeconfig odd.yaml, odd.yaml: no current-context is set") == err);
+	check(kubeconfig_merge(x, 0, NULL, &t, err, sizeof err) == -1);
+	check(kubeconfig_merge(x, KUBECONFIG_FILES_MAX + 1, NULL, &t, err, sizeof err) == -1);
+	/* must-fail: the list's ceiling is one file's, so several files cost no more memory than one */
+	char *half = malloc(KUBECONFIG_MAX / 2 + 1);
+	memset(half, '#', KUBECONFIG_MAX / 2 + 1);
+	struct kubeconfig_text big[2] = { { half, KUBECONFIG_MAX / 2 + 1, "", "h1" }, { half, KUBECONFIG_MAX / 2 + 1, "", "h2" } };
+	check(kubeconfig_merge(big, 2, NULL, &t, err, sizeof err) == -1 && empty(&t));
+	check(strcmp(err, "kubeconfig h1, h2: more than 1048576 bytes in all; refusing them") == 0);
+	free(half);
+}
+
+/* From disk: a file of the list that is not there is skipped, and said; all missing is refused. */
+static void t_merge_files(void)
+{
+	char dir[] = "/tmp/nr-kubeconfig-XXXXXX", a[600], missing[600], b[600];
+	struct kube_target t;
+	FILE *f;
+
+	if (!check(mkdtemp(dir) != NULL))
+		return;
+	snprintf(a, sizeof a, "%s/a.yaml", dir);
+	snprintf(missing, sizeof missing, "%s/missing.yaml", dir);
+	snprintf(b, sizeof b, "%s/sub", dir);
+	check(mkdir(b, 0700) == 0);
+	snprintf(b, sizeof b, "%s/sub/ca.crt", dir);
+	if ((f = fopen(b, "w"))) {
+		fputs(CA_PEM, f);
+		fclose(f);
+	}
+	snprintf(b, sizeof b, "%s/sub/b.yaml", dir);
+	if ((f = fopen(a, "w"))) {
+		fputs("current-context: x\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n", f);
+		fclose(f);
+	}
+	if ((f = fopen(b, "w"))) {
+		fputs("clusters:\n- name: c\n  cluster:\n    server: https://c.example\n    certificate-authority: ca.crt\n"
+		    "users:\n- name: u\n  user:\n    token: " TOKEN "\n", f);
+		fclose(f);
+	}
+	const char *list[] = { missing, a, b };
+	if (check(kubeconfig_load_files(list, 3, NULL, 1, &t, err, sizeof err) == 0)) {
+		check(t.ca_pem && strcmp(t.ca_pem, CA_PEM) == 0);   /* ca.crt beside b.yaml, not a.yaml */
+		check(strstr(t.source, "context x from ") && strstr(t.source, "/a.yaml, cluster c from ") &&
+		    strstr(t.source, "/sub/b.yaml, user u from ") && strstr(t.source, "; not there, skipped: ") &&
+		    strstr(t.source, "/missing.yaml"));
+	}
+	kube_target_free(&t);
+	/* must-fail: a named file (--kubeconfig) must exist */
+	check(kubeconfig_load_files(list, 3, NULL, 0, &t, err, sizeof err) == -1 && strstr(err, "No such file"));
+	check(kubeconfig_load_files(list, 1, NULL, 1, &t, err, sizeof err) == -1 &&
+	    strstr(err, "none of the KUBECONFIG files exists (") == err);
+	/* a file there but unreadable is not skipped */
+	const char *withdir[] = { dir, a, b };
+	check(kubeconfig_load_files(withdir, 3, NULL, 1, &t, err, sizeof err) == -1 && strstr(err, "Is a directory"));
+	unlink(a);
+	unlink(b);
+	snprintf(b, sizeof b, "%s/sub/ca.crt", dir);
+	unlink(b);
+	snprintf(b, sizeof b, "%s/sub", dir);
+	rmdir(b);
+	rmdir(dir);
+}
+
 static const struct test tests[] = {
 	{ "k3s", t_k3s },
 	{ "kubectl", t_kubectl },
@@ -651,6 +870,11 @@ static const struct test tests[] = {
 	{ "load_errors", t_load_errors },
 	{ "base64", t_base64 },
 	{ "mangled", t_mangled },
+	{ "merge_first_wins", t_merge_first_wins },
+	{ "merge_parts_from_files", t_merge_parts_from_files },
+	{ "merge_context_flag", t_merge_context_flag },
+	{ "merge_refusals", t_merge_refusals },
+	{ "merge_files", t_merge_files },
 	{ 0, 0 }
 };
 

@@ -205,18 +205,22 @@ static void t_refusals(void)
 	} bad[] = {
 		{ NULL, NULL, { "once" }, "--taint-after" },
 		{ "NODE_RECOVERY_AFTER_SECONDS", "", { "once" }, "--taint-after" },
-		{ "NODE_RECOVERY_AFTER_SECONDS", "1m", { "once" }, "NODE_RECOVERY_AFTER_SECONDS" },
+		{ "NODE_RECOVERY_AFTER_SECONDS", "1x", { "once" }, "NODE_RECOVERY_AFTER_SECONDS" },
 		{ "NODE_RECOVERY_AFTER_SECONDS", "-5", { "once" }, "NODE_RECOVERY_AFTER_SECONDS" },
 		{ "NODE_RECOVERY_AFTER_SECONDS", "60", { "once", "--taint-after", "1.5" }, "--taint-after" },
 		{ "NODE_RECOVERY_AFTER_SECONDS", "99999999999999999999", { "once" }, "NODE_RECOVERY_AFTER_SECONDS" },
 		{ "NODE_RECOVERY_PRUNE_AFTER_SECONDS", "60", { "--taint-after", "60" }, "NODE_RECOVERY_PRUNE_AFTER_SECONDS" },
 		{ "NODE_RECOVERY_PRUNE_AFTER_SECONDS", "30", { "--taint-after", "60" }, "must be greater" },
-		{ "NODE_RECOVERY_PRUNE_AFTER_SECONDS", "2h", { "--taint-after", "60" }, "NODE_RECOVERY_PRUNE_AFTER_SECONDS" },
+		{ "NODE_RECOVERY_PRUNE_AFTER_SECONDS", "2d", { "--taint-after", "60" }, "NODE_RECOVERY_PRUNE_AFTER_SECONDS" },
+		{ "NODE_RECOVERY_PRUNE_AFTER_SECONDS", "1m", { "--taint-after", "1h" }, "must be greater" },
 		{ NULL, NULL, { "--taint-after", "60", "--prune-after", " 90" }, "--prune-after" },
 		{ NULL, NULL, { "--taint-after", "60", "--bogus" }, "--bogus" },
 		{ NULL, NULL, { "--taint-after" }, "--taint-after" },
 		{ NULL, NULL, { "sometimes", "--taint-after", "60" }, "sometimes" },
 		{ NULL, NULL, { "--taint-after", "60", "--poll", "0" }, "--poll" },
+		{ NULL, NULL, { "--taint-after", "60", "--poll", "0s" }, "--poll" },
+		{ NULL, NULL, { "--taint-after", "60", "--poll", "24h0m1s" }, "--poll" },
+		{ "NODE_RECOVERY_POLL_SECONDS", "500ms", { "--taint-after", "60" }, "NODE_RECOVERY_POLL_SECONDS" },
 		{ NULL, NULL, { "--taint-after", "60", "--page-size", "0" }, "--page-size" },
 		{ NULL, NULL, { "--taint-after", "60", "--prune-label", "bad label" }, "--prune-label" },
 		{ NULL, NULL, { "--taint-after", "60", "--annotation", "/x" }, "--annotation" },
@@ -237,7 +241,7 @@ static void t_refusals(void)
 		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "" }, "--max-unknown" },
 		{ NULL, NULL, { "--taint-after", "60", "--max-unknown", "1.5%" }, "--max-unknown" },
 		{ "NODE_RECOVERY_MAX_UNKNOWN", "half", { "--taint-after", "60" }, "NODE_RECOVERY_MAX_UNKNOWN" },
-		{ NULL, NULL, { "--taint-after", "60", "--storm-cooldown", "1m" }, "--storm-cooldown" },
+		{ NULL, NULL, { "--taint-after", "60", "--storm-cooldown", "1mo" }, "--storm-cooldown" },
 		{ NULL, NULL, { "--taint-after", "60", "--storm-cooldown", "-1" }, "--storm-cooldown" },
 		{ NULL, NULL, { "--taint-after", "60", "--storm-cooldown", "2.5" }, "--storm-cooldown" },
 		{ "NODE_RECOVERY_STORM_COOLDOWN", "soon", { "--taint-after", "60" }, "NODE_RECOVERY_STORM_COOLDOWN" },
@@ -251,6 +255,51 @@ static void t_refusals(void)
 		    !check(strstr(err, bad[i].named) != NULL) || !check(strchr(err, '\n') == NULL))
 			fprintf(stderr, "  case %zu: '%s'\n", i, err);
 	}
+}
+
+/* Every seconds setting takes kubectl's durations as well as bare seconds, flag and variable alike. */
+static void t_durations(void)
+{
+	struct settings s;
+
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "5m", "NODE_RECOVERY_PRUNE_AFTER_SECONDS", "2h",
+	    "NODE_RECOVERY_POLL_SECONDS", "30s", "NODE_RECOVERY_STORM_COOLDOWN", "1h30m"), NULL) == 0);
+	check(s.taint_after == 300 && s.prune_after == 7200 && s.poll == 30 && s.storm_cooldown == 5400);
+	check(parse(&s, NULL, ARGS("--taint-after", "90s", "--prune-after=1h0m0s", "--poll", "1m", "--storm-cooldown", "0s")) == 0);
+	check(s.taint_after == 90 && s.prune_after == 3600 && s.poll == 60 && s.storm_cooldown == 0);
+	/* bare digits stay seconds: the shell watcher's variables keep their meaning */
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "300", "NODE_RECOVERY_PRUNE_AFTER_SECONDS", "7200"), NULL) == 0);
+	check(s.taint_after == 300 && s.prune_after == 7200 && s.storm_cooldown == 300);
+	check(parse(&s, NULL, ARGS("--taint-after", "87600h")) == 0 && s.taint_after == SETTINGS_MAX_SECONDS);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--poll", "24h")) == 0 && s.poll == 86400);
+}
+
+/* The one call other settings use (the lead's --relist): its lines, word for word. */
+static void t_settings_seconds(void)
+{
+	static const struct {
+		const char *in;
+		const char *msg;      /* NULL: taken */
+	} rows[] = {
+		{ "10m", NULL },
+		{ "600", NULL },
+		{ "5x", "--relist '5x' is not a duration: the units are h, m and s (no ms, us, ns or d)" },
+		{ "-5m", "--relist '-5m' is not a duration: it takes no sign (and is never negative)" },
+		{ "1.5h", "--relist '1.5h' is not a duration: fractions are not supported, write whole units (1h30m, not 1.5h)" },
+		{ "30m1h", "--relist '30m1h' is not a duration: h, m and s come in that order, each once (1h30m, not 30m1h)" },
+		{ "", "--relist '' is not a duration: write seconds (90) or hours, minutes and seconds (1h30m, 5m, 90s)" },
+		{ "5m3", "--relist '5m3' is not a duration: write seconds (90) or hours, minutes and seconds (1h30m, 5m, 90s)" },
+		{ "87600h1s", "--relist '87600h1s' is longer than 87600h, the most it takes" },
+		{ "9s", "--relist '9s' is shorter than 10s, the least it takes" },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		int64_t v = -7;
+		int r = settings_seconds("--relist", rows[i].in, 10, SETTINGS_MAX_SECONDS, &v, err, sizeof err);
+		if (rows[i].msg ? !check(r == -1 && v == -7 && strcmp(err, rows[i].msg) == 0) : !check(r == 0 && v == 600))
+			fprintf(stderr, "  '%s': %d, %lld, '%s'\n", rows[i].in, r, (long long)v, err);
+	}
+	check(settings_seconds("--poll", "25h", 1, 86400, &(int64_t){ 0 }, err, sizeof err) == -1 &&
+	    strcmp(err, "--poll '25h' is longer than 24h, the most it takes") == 0);
 }
 
 static void t_help_and_version(void)
@@ -358,6 +407,85 @@ static void t_pod_target(void)
 	kube_target_free(&t);
 }
 
+/* KUBECONFIG is a list merged as kubectl merges it; --kubeconfig is one file; --context picks. */
+static void t_kubeconfig_list(void)
+{
+	char dir[] = "/tmp/nr-settings-XXXXXX", list[2048], pair[1300];
+	struct settings s;
+	struct kube_target t;
+
+	check(mkdtemp(dir) != NULL);
+	put(dir, "ca.crt", "-----BEGIN CERTIFICATE-----\nxx\n-----END CERTIFICATE-----\n");
+	const char *a = put(dir, "a.yaml", "current-context: one\ncontexts:\n- name: one\n  context:\n    cluster: c1\n    user: u\n"
+	    "- name: two\n  context:\n    cluster: c2\n    user: u\n"
+	    "users:\n- name: u\n  user:\n    token: s3cr3t-token\n");
+	const char *b = put(dir, "b.yaml", "current-context: two\nclusters:\n- name: c1\n  cluster:\n    server: https://one.example\n"
+	    "    certificate-authority: ca.crt\n- name: c2\n  cluster:\n    server: https://two.example\n"
+	    "    certificate-authority: ca.crt\n");
+	snprintf(pair, sizeof pair, "%s:%s", a, b);
+	/* empty names are skipped and a name given twice is read once, as kubectl splits the list */
+	snprintf(list, sizeof list, ":%s::%s:%s/none.yaml:%s", a, b, dir, a);
+	const char *const e[] = { "NODE_RECOVERY_AFTER_SECONDS", "60", "KUBECONFIG", list, NULL };
+	check(parse(&s, e, NULL) == 0 && s.kubeconfig_list && s.context == NULL);
+	if (check(settings_target(&s, env, &t, err, sizeof err) == 0)) {
+		/* must-fail: b.yaml's current-context (two) does not override a.yaml's (one) */
+		check(strcmp(t.server, "https://one.example") == 0);
+		check(strstr(t.source, "context one from ") && strstr(t.source, "cluster c1 from ") &&
+		    strstr(t.source, "/b.yaml") && strstr(t.source, "/none.yaml"));
+		check(strstr(t.source, "s3cr3t") == NULL);
+	} else {
+		fprintf(stderr, "  %s\n", err);
+	}
+	kube_target_free(&t);
+	/* must-fail: --context picks two, not the current one */
+	check(parse(&s, e, ARGS("--context", "two")) == 0 && strcmp(s.context, "two") == 0);
+	if (check(settings_target(&s, env, &t, err, sizeof err) == 0))
+		check(strcmp(t.server, "https://two.example") == 0 && strstr(t.source, "--context"));
+	kube_target_free(&t);
+	/* a context that is not there: one line naming --context */
+	check(parse(&s, e, ARGS("--context=three")) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "--context") && strstr(err, "\"three\"") &&
+	    !strchr(err, '\n'));
+	/* --kubeconfig is one file, as kubectl's: a:b is a name, and no such file */
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--kubeconfig", pair)) == 0 && !s.kubeconfig_list);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "No such file"));
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--kubeconfig", a)) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "the file has no clusters"));
+	/* the flag beats the variable */
+	check(parse(&s, e, ARGS("--kubeconfig", a)) == 0 && !s.kubeconfig_list && s.kubeconfig == a);
+	/* a list of no name, or of all missing files */
+	const char *const none[] = { "NODE_RECOVERY_AFTER_SECONDS", "60", "KUBECONFIG", "::", NULL };
+	check(parse(&s, none, NULL) == 0 && settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "KUBECONFIG"));
+	snprintf(list, sizeof list, "%s/none.yaml", dir);
+	const char *const missing[] = { "NODE_RECOVERY_AFTER_SECONDS", "60", "KUBECONFIG", list, NULL };
+	check(parse(&s, missing, NULL) == 0 && settings_target(&s, env, &t, err, sizeof err) == -1 &&
+	    strstr(err, "none of the KUBECONFIG files exists"));
+	/* more files than are merged */
+	list[0] = '\0';
+	for (int i = 0; i <= 16; i++)
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s/f%d.yaml", i ? ":" : "", dir, i);
+	check(parse(&s, missing, NULL) == 0 && settings_target(&s, env, &t, err, sizeof err) == -1 &&
+	    strstr(err, "more than 16 files"));
+	/* --context with no kubeconfig to pick from */
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--context", "x", "--server", "https://h", "--ca-file", a,
+	    "--token-file", a)) == -1 && strstr(err, "--context"));
+	check(parse(&s, ARGS("KUBERNETES_SERVICE_HOST", "10.43.0.1", "NODE_RECOVERY_AFTER_SECONDS", "60"),
+	    ARGS("--context", "x")) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "--context"));
+	/* and with k3s's kubeconfig (tests/unit/kubeconfig/k3s.yaml): its one context, or none */
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60"), ARGS("--context", "default")) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == 0);
+	kube_target_free(&t);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60"), ARGS("--context", "prod")) == 0);
+	check(settings_target(&s, env, &t, err, sizeof err) == -1 && strstr(err, "--context names context \"prod\""));
+	char path[600];
+	for (const char *const *n = (const char *const[]){ "ca.crt", "a.yaml", "b.yaml", NULL }; *n; n++) {
+		snprintf(path, sizeof path, "%s/%s", dir, *n);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 /* Outside a pod with nothing given: k3s's kubeconfig (here tests/unit/kubeconfig/k3s.yaml). */
 static void t_k3s_target(void)
 {
@@ -425,11 +553,14 @@ static const struct test tests[] = {
 	{ "plan_output", t_plan_output },
 	{ "pruning_off_when_empty", t_pruning_off_when_empty },
 	{ "refusals", t_refusals },
+	{ "durations", t_durations },
+	{ "settings_seconds", t_settings_seconds },
 	{ "help_and_version", t_help_and_version },
 	{ "explicit_target", t_explicit_target },
 	{ "pod_self_node", t_pod_self_node },
 	{ "pod_target", t_pod_target },
 	{ "k3s_target", t_k3s_target },
+	{ "kubeconfig_list", t_kubeconfig_list },
 	{ 0, 0 },
 };
 

@@ -121,11 +121,92 @@ static void t_http_date(void)
 	check(text_rfc3339("2026-11-30T03:02:35.123+01:00", 29) == 1796007755 - 3600);
 }
 
+/* Durations as kubectl users type them: one row per form taken, and per form refused. */
+static void t_duration(void)
+{
+	static const struct {
+		const char *in;
+		int want;          /* TEXT_DURATION_* */
+		int64_t secs;
+	} rows[] = {
+		{ "0", TEXT_DURATION_OK, 0 },
+		{ "90", TEXT_DURATION_OK, 90 },           /* bare digits stay seconds (the shell watcher's) */
+		{ "007", TEXT_DURATION_OK, 7 },
+		{ "90s", TEXT_DURATION_OK, 90 },
+		{ "0s", TEXT_DURATION_OK, 0 },            /* Go's zero */
+		{ "5m", TEXT_DURATION_OK, 300 },
+		{ "2h", TEXT_DURATION_OK, 7200 },
+		{ "1h30m", TEXT_DURATION_OK, 5400 },
+		{ "1h0m0s", TEXT_DURATION_OK, 3600 },     /* as Go's Duration.String writes it */
+		{ "1h2m3s", TEXT_DURATION_OK, 3723 },
+		{ "2m30s", TEXT_DURATION_OK, 150 },
+		{ "90m", TEXT_DURATION_OK, 5400 },        /* a unit past the next one's size is fine, as in Go */
+		{ "1000s", TEXT_DURATION_OK, 1000 },
+		{ "87600h", TEXT_DURATION_OK, 315360000 }, /* exactly the ceiling */
+		{ "315360000", TEXT_DURATION_OK, 315360000 },
+		/* must-fail rows: each would be a different threshold if read some other way */
+		{ "", TEXT_DURATION_SYNTAX, 0 },
+		{ "5x", TEXT_DURATION_UNIT, 0 },
+		{ "5", TEXT_DURATION_OK, 5 },
+		{ "-5m", TEXT_DURATION_SIGN, 0 },
+		{ "+5m", TEXT_DURATION_SIGN, 0 },
+		{ "-5", TEXT_DURATION_SIGN, 0 },
+		{ "1.5h", TEXT_DURATION_FRACTION, 0 },
+		{ "1.5", TEXT_DURATION_FRACTION, 0 },
+		{ ".5h", TEXT_DURATION_FRACTION, 0 },
+		{ "1h.5m", TEXT_DURATION_FRACTION, 0 },
+		{ "500ms", TEXT_DURATION_UNIT, 0 },       /* not 500 minutes and then a second */
+		{ "5us", TEXT_DURATION_UNIT, 0 },
+		{ "5\xc2\xb5s", TEXT_DURATION_UNIT, 0 },  /* 5µs */
+		{ "5ns", TEXT_DURATION_UNIT, 0 },
+		{ "2d", TEXT_DURATION_UNIT, 0 },
+		{ "1w", TEXT_DURATION_UNIT, 0 },
+		{ "5M", TEXT_DURATION_UNIT, 0 },          /* Go's units are lower case */
+		{ "5H", TEXT_DURATION_UNIT, 0 },
+		{ "5 m", TEXT_DURATION_UNIT, 0 },
+		{ "5m ", TEXT_DURATION_UNIT, 0 },
+		{ " 5m", TEXT_DURATION_SYNTAX, 0 },
+		{ "1e3", TEXT_DURATION_UNIT, 0 },
+		{ "0x3c", TEXT_DURATION_UNIT, 0 },
+		{ "h", TEXT_DURATION_SYNTAX, 0 },         /* a unit without a number */
+		{ "m5", TEXT_DURATION_SYNTAX, 0 },
+		{ "5m3", TEXT_DURATION_SYNTAX, 0 },       /* a number without a unit after one (Go: missing unit) */
+		{ "1h30", TEXT_DURATION_SYNTAX, 0 },
+		{ "5mm", TEXT_DURATION_UNIT, 0 },
+		{ "30m1h", TEXT_DURATION_ORDER, 0 },
+		{ "1s1m", TEXT_DURATION_ORDER, 0 },
+		{ "1m1m", TEXT_DURATION_ORDER, 0 },
+		{ "87600h1s", TEXT_DURATION_RANGE, 0 },   /* one second past ten years */
+		{ "87601h", TEXT_DURATION_RANGE, 0 },
+		{ "315360001", TEXT_DURATION_RANGE, 0 },
+		{ "5256001m", TEXT_DURATION_RANGE, 0 },
+		{ "99999999999999999999999", TEXT_DURATION_RANGE, 0 },   /* past int64: no wrap */
+		{ "9223372036854775807s", TEXT_DURATION_RANGE, 0 },
+		{ "2562047788015215h", TEXT_DURATION_RANGE, 0 },          /* h times 3600 would wrap int64 */
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		int64_t got = -7;
+		int r = text_duration(rows[i].in, 315360000, &got);
+		if (!check(r == rows[i].want) || (r == TEXT_DURATION_OK && !check(got == rows[i].secs)) ||
+		    (r != TEXT_DURATION_OK && !check(got == -7)))
+			fprintf(stderr, "  '%s': got %d (%lld), want %d (%lld)\n", rows[i].in, r, (long long)got,
+			    rows[i].want, (long long)rows[i].secs);
+	}
+	/* the bound is the caller's: the poll's day */
+	int64_t v;
+	check(text_duration("24h", 86400, &v) == TEXT_DURATION_OK && v == 86400);
+	check(text_duration("24h0m1s", 86400, &v) == TEXT_DURATION_RANGE);
+	check(text_duration("86401", 86400, &v) == TEXT_DURATION_RANGE);
+	check(text_duration("0s", 0, &v) == TEXT_DURATION_OK && v == 0);
+	check(text_duration("1s", 0, &v) == TEXT_DURATION_RANGE);
+}
+
 static const struct test tests[] = {
 	{ "hexval", t_hexval },
 	{ "http_date", t_http_date },
 	{ "time", t_time },
 	{ "clean", t_clean },
+	{ "duration", t_duration },
 	{ 0, 0 },
 };
 
