@@ -3,7 +3,8 @@
 # what is checked). build.sh helm runs it after packing the chart into build/dist:
 #   tests/helm/run.sh BINARY OTHER_IMAGE_BINARY VERSION IMAGE
 # Builds the helm CLI the first time (build-helm.sh: cached outside the checkout), installs
-# Debian's python3-yaml when missing. Last line: "helm: N passed, N failed, N skipped".
+# Debian's python3-yaml when missing; never writes into the repository (the test's files go to
+# temporary directories). Last line: "helm: N passed, N failed, N skipped".
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 abs() { case $1 in /*) echo "$1" ;; *) echo "$(pwd)/$1" ;; esac; }
