@@ -1,5 +1,5 @@
 #!/bin/sh
-# build.sh [build|dist|image|deploy|test|demo|bench|unit|standin|e2e|asan|image-test|clean]
+# build.sh [build|dist|chart|image|deploy|test|demo|bench|unit|standin|e2e|helm|asan|image-test|clean]
 # Installs what the build needs (Debian 12, as root), builds BearSSL 0.6 from Debian's source
 # package with musl, and links build/noderecover static; dist cross-builds the same sources for
 # amd64, arm64 and armhf, image packs them into one OCI archive. See README.md.
@@ -17,6 +17,7 @@ VERSION=$(cat VERSION 2>/dev/null || echo 0.1.0)
 # in the Deployment.
 IMAGE=${NODERECOVER_IMAGE:-ghcr.io/exadev/noderecover:$VERSION}
 DIST=$B/dist
+CHART=deploy/helm/noderecover
 ARCHES="amd64 arm64 armhf"
 
 say() { printf '%s\n' "build.sh: $*" >&2; }
@@ -134,7 +135,8 @@ build() {
 	say "built $B/noderecover ($(wc -c < $B/noderecover) bytes)"
 }
 
-# build/dist/noderecover-VERSION-linux-ARCH for each architecture, and SHA256SUMS.
+# build/dist/noderecover-VERSION-linux-ARCH for each architecture, the chart and its HelmChart,
+# and SHA256SUMS.
 dist() {
 	deps
 	need_cross
@@ -150,7 +152,8 @@ dist() {
 		fi
 		say "built $bin ($(wc -c < "$bin") bytes)"
 	done
-	(cd $DIST && sha256sum noderecover-$VERSION-linux-* > SHA256SUMS)
+	chart
+	(cd $DIST && sha256sum noderecover-$VERSION-linux-* noderecover-$VERSION.tgz noderecover-$VERSION-helmchart.yaml > SHA256SUMS)
 }
 
 # OCI image layout pieces. The platform of an image (in its config and in the index).
@@ -203,6 +206,34 @@ image() {
 	printf '{"imageLayoutVersion":"1.0.0"}' > $OCI/oci-layout
 	repro_tar -C $OCI -cf $DIST/noderecover-$VERSION-oci.tar oci-layout index.json blobs
 	say "built $DIST/noderecover-$VERSION-oci.tar ($(wc -c < $DIST/noderecover-$VERSION-oci.tar) bytes, $(sha $DIST/noderecover-$VERSION-oci.tar)) named $IMAGE"
+}
+
+# build/dist/noderecover-VERSION.tgz: the Helm chart packed so that it depends only on its files'
+# names, bytes and modes (helm package stamps the time: two runs differ), and
+# noderecover-VERSION-helmchart.yaml: one k3s HelmChart (helm.cattle.io/v1) carrying that .tgz
+# inline (spec.chartContent, base64) and the chart's values.yaml as its values, with taintAfter
+# 300 (deploy/noderecover.yaml's) and the image this build names. Needs only tar, gzip, base64.
+chart() {
+	v=$(sed -n 's/^version: *//p' $CHART/Chart.yaml)
+	[ "$v" = "$VERSION" ] || { say "$CHART/Chart.yaml has version '$v', VERSION has $VERSION"; exit 1; }
+	mkdir -p $DIST
+	tgz=$DIST/noderecover-$VERSION.tgz
+	repro_tar -C "$(dirname $CHART)" -cf - "$(basename $CHART)" | gzip -n -9 > "$tgz.tmp"
+	mv "$tgz.tmp" "$tgz"
+	values=$(sed -e 's/^taintAfter: ""$/taintAfter: 300/' -e "s|^image: \"\"\$|image: \"$IMAGE\"|" $CHART/values.yaml)
+	printf '%s\n' "$values" | grep -qx 'taintAfter: 300' && printf '%s\n' "$values" | grep -qx "image: \"$IMAGE\"" ||
+		{ say "$CHART/values.yaml has no 'taintAfter: \"\"' or 'image: \"\"' line to set"; exit 1; }
+	{
+		printf '%s\n' "# noderecover $VERSION for k3s: its Helm chart inline (spec.chartContent: base64 of" \
+			"# noderecover-$VERSION.tgz) and the chart's values (valuesContent). Set the values (taintAfter" \
+			"# at least), then copy this file into /var/lib/rancher/k3s/server/manifests/. Written by" \
+			"# ./build.sh dist; the release lives in kube-system, its objects in namespace noderecover." \
+			"apiVersion: helm.cattle.io/v1" "kind: HelmChart" "metadata:" "  name: noderecover" \
+			"  namespace: kube-system" "spec:" "  targetNamespace: kube-system" \
+			"  chartContent: $(base64 -w0 < "$tgz")" "  valuesContent: |-"
+		printf '%s\n' "$values" | sed 's/^/    /'
+	} > $DIST/noderecover-$VERSION-helmchart.yaml
+	say "built $tgz ($(wc -c < "$tgz") bytes, $(sha "$tgz")) and $DIST/noderecover-$VERSION-helmchart.yaml"
 }
 
 # deploy/: the output of `noderecover manifests` for the settings deploy/README.md names
@@ -279,6 +310,18 @@ unit() {
 	return $rc
 }
 
+# The Helm suite: the chart against `noderecover manifests` (tests/helm/); a second binary, naming
+# another image, for the chart's image value. Builds the helm CLI the first time (cached).
+helm_test() {
+	build
+	chart
+	other=registry.example:5000/ops/noderecover:v$VERSION-helm-test
+	mkdir -p $B/helm
+	gcc -std=c11 -D_DEFAULT_SOURCE -pthread -O0 $WARN -DNODERECOVER_VERSION="\"$VERSION\"" -DNODERECOVER_IMAGE="\"$other\"" \
+		-o $B/helm/noderecover-other-image noderecover.c $LIB -lbearssl
+	sh tests/helm/run.sh $B/noderecover $B/helm/noderecover-other-image "$VERSION" "$IMAGE"
+}
+
 # Runs one suite, keeps its output in build/NAME.log, and adds its "N passed, N failed[, N
 # skipped]" lines to the totals.
 PASSED=0 FAILED=0 SKIPPED=0 BROKEN=
@@ -315,6 +358,7 @@ test_all() {
 		test_run test_settings test_slow_body test_slow_headers test_taint \
 		test_storm test_exclude test_dryrun test_conflict test_access
 	suite image status image image_test
+	suite helm status helm helm_test
 	if [ "${NODERECOVER_SKIP_E2E:-}" = 1 ]; then
 		say "skipping the end-to-end tests (NODERECOVER_SKIP_E2E=1)"
 	else
@@ -329,6 +373,8 @@ cmd=${1:-build}
 case $cmd in
 build) build ;;
 dist) dist ;;
+chart) chart ;;
+helm) helm_test ;;
 image) image ;;
 image-test) image_test ;;
 deploy) deploy_manifests ;;

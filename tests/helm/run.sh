@@ -1,0 +1,24 @@
+#!/bin/sh
+# The Helm suite: deploy/helm/noderecover against `noderecover manifests` (test_chart.py says
+# what is checked). build.sh helm runs it after packing the chart into build/dist:
+#   tests/helm/run.sh BINARY OTHER_IMAGE_BINARY VERSION IMAGE
+# Builds the helm CLI the first time (build-helm.sh: cached outside the checkout), installs
+# Debian's python3-yaml when missing; never writes into the repository (the test's files go to
+# temporary directories). Last line: "helm: N passed, N failed, N skipped".
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+abs() { case $1 in /*) echo "$1" ;; *) echo "$(pwd)/$1" ;; esac; }
+NODERECOVER_BINARY=$(abs "$1")
+NODERECOVER_OTHER_IMAGE_BIN=$(abs "$2")
+NODERECOVER_VERSION=$3
+NODERECOVER_IMAGE=$4
+if ! python3 -c 'import yaml' 2>/dev/null; then
+	echo "installing python3-yaml" >&2
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-yaml >/dev/null
+fi
+t0=$(date +%s)
+NODERECOVER_HELM=$(sh "$here/build-helm.sh" | tail -n 1)
+echo "helm CLI ready in $(($(date +%s) - t0)) s: $NODERECOVER_HELM"
+export NODERECOVER_BINARY NODERECOVER_OTHER_IMAGE_BIN NODERECOVER_VERSION NODERECOVER_IMAGE NODERECOVER_HELM
+exec python3 "$here/test_chart.py"

@@ -1,0 +1,529 @@
+"""The Helm chart (deploy/helm/noderecover) against `noderecover manifests`: for a matrix of
+settings, `helm template` with the settings as values must give the same objects as the binary
+with them as flags, compared parsed, object by object. Also: the values are the flags (same
+names), a setting the binary refuses the chart refuses, `helm lint` is clean, the packed .tgz is
+reproducible, and the k3s HelmChart built from it carries the chart and values that map to the
+settings. A mutated copy of the chart (a value not wired, a rule not conditional) must fail the
+comparison. Never talks to a cluster; writes only under a temporary directory.
+
+    python3 test_chart.py     (run.sh sets the environment below)
+
+NODERECOVER_BINARY           the binary under test (its image: build.sh's IMAGE)
+NODERECOVER_OTHER_IMAGE_BIN  the same sources built naming another image
+NODERECOVER_HELM             the helm CLI
+NODERECOVER_VERSION          the project's VERSION
+NODERECOVER_IMAGE            the image build.sh names (the dist HelmChart carries it)
+Last line: `helm: N passed, N failed, N skipped`.
+"""
+import base64
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import unittest
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.normpath(os.path.join(HERE, "..", ".."))
+CHART = os.path.join(TOP, "deploy", "helm", "noderecover")
+BINARY = os.environ.get("NODERECOVER_BINARY", os.path.join(TOP, "build", "noderecover"))
+OTHER = os.environ.get("NODERECOVER_OTHER_IMAGE_BIN", "")
+HELM = os.environ.get("NODERECOVER_HELM", "helm")
+VERSION = os.environ.get("NODERECOVER_VERSION") or open(os.path.join(TOP, "VERSION")).read().strip()
+IMAGE = os.environ.get("NODERECOVER_IMAGE", "ghcr.io/exadev/noderecover:" + VERSION)
+DIST = os.path.join(TOP, "build", "dist")
+
+# Flags `manifests` takes but does not pass on to the pod (README, "Running it in a pod"): where
+# the cluster is, the node it runs on, the listener (always :8080), leader election (always on),
+# the Lease's namespace (the pod's own), plan's output. The chart has no value for them.
+NOT_PASSED = {"kubeconfig", "context", "server", "ca-file", "token-file", "tls-server-name",
+              "self-node", "listen", "leader-elect", "lease-namespace", "output"}
+# Flags that appeared with the watch (issue 15); rows using them are skipped while the binary
+# under test does not know them, and run once it does.
+NEWER = {"watch", "relist"}
+
+
+def camel(flag):
+    """--taint-after -> taintAfter: a value's name is its flag's."""
+    head, *rest = flag.split("-")
+    return head + "".join(w.capitalize() for w in rest)
+
+
+def typed(v):
+    """A value as a person writes it in values.yaml: 300 a number, true a boolean."""
+    if re.fullmatch(r"[0-9]+", v):
+        return int(v)
+    if v in ("true", "false"):
+        return v == "true"
+    return v
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, **kw)
+
+
+def env_for_binary(extra=None):
+    e = {"PATH": "/usr/bin:/bin", "LANG": "C"}
+    e.update(extra or {})
+    return e
+
+
+_manifests = {}
+
+
+def manifests(flags, binary=BINARY):
+    """(exit status, objects, stderr) of `noderecover manifests FLAGS` (asked once)."""
+    key = (binary,) + tuple(flags)
+    if key not in _manifests:
+        p = run([binary, "manifests"] + flags, env=env_for_binary())
+        _manifests[key] = (p.returncode, objects(p.stdout) if p.returncode == 0 else None, p.stderr)
+    return _manifests[key]
+
+
+def helm_template(values=None, sets=(), chart=CHART):
+    """(exit status, objects, stderr) of `helm template` with VALUES as a values file."""
+    with tempfile.TemporaryDirectory() as d:
+        args = [HELM, "template", "noderecover", chart, "--namespace", "kube-system"]
+        if values is not None:
+            f = os.path.join(d, "values.yaml")
+            with open(f, "w") as out:
+                yaml.safe_dump(values, out)
+            args += ["-f", f]
+        for kind, kv in sets:
+            args += [kind, kv]
+        p = run(args, env=dict(os.environ, HOME=d, HELM_CACHE_HOME=d, HELM_CONFIG_HOME=d, HELM_DATA_HOME=d))
+    return p.returncode, objects(p.stdout) if p.returncode == 0 else None, p.stderr
+
+
+def objects(text):
+    """The stream's objects by (apiVersion, kind, namespace, name); a repeated key is an error."""
+    out = {}
+    for doc in yaml.safe_load_all(text):
+        if doc is None:
+            continue
+        meta = doc.get("metadata", {})
+        key = (doc.get("apiVersion"), doc.get("kind"), meta.get("namespace"), meta.get("name"))
+        if key in out:
+            raise AssertionError("%s appears twice" % (key,))
+        out[key] = doc
+    return out
+
+
+def first_difference(a, b, path=""):
+    """Where two parsed objects first differ, as a path and the two values; None if equal."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            if k not in a or k not in b:
+                return "%s.%s: %s vs %s" % (path, k, a.get(k, "(absent)"), b.get(k, "(absent)"))
+            d = first_difference(a[k], b[k], "%s.%s" % (path, k))
+            if d:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, "%s[%d]" % (path, i))
+            if d:
+                return d
+        if len(a) != len(b):
+            return "%s: %d items vs %d" % (path, len(a), len(b))
+        return None
+    if a != b or type(a) is not type(b):
+        return "%s: %r vs %r" % (path, a, b)
+    return None
+
+
+def differences(want, got):
+    """Every object that differs between two streams, one line each; [] when equal."""
+    out = []
+    for k in sorted(set(want) | set(got), key=str):
+        if k not in got:
+            out.append("%s: only in manifests" % (k,))
+        elif k not in want:
+            out.append("%s: only in the chart" % (k,))
+        else:
+            d = first_difference(want[k], got[k])
+            if d:
+                out.append("%s %s (manifests vs chart)" % (k, d))
+    return out
+
+
+def usage_flags():
+    """Every flag `noderecover help` names."""
+    p = run([BINARY, "help"])
+    return set(re.findall(r"--([a-z][a-z-]*[a-z])", p.stdout + p.stderr))
+
+
+def binary_knows(flags):
+    """Whether the binary under test takes every one of these flags (the watch's are newer)."""
+    for f in flags:
+        if f in NEWER:
+            rc, _, err = manifests(["--taint-after", "300", "--%s=%s" % (f, {"watch": "true", "relist": "600"}[f])])
+            if rc != 0 and "unknown option" in err:
+                return False
+    return True
+
+
+# The matrix: settings as flags (NAME: VALUE; VALUE None for a flag standing alone), with the
+# chart's values made from them by name; `only` adds flags manifests takes but does not pass on
+# (the chart must render the same without them); `values` overrides what the chart gets.
+MATRIX = [
+    ("defaults", {"taint-after": "300"}),
+    ("pruning on", {"taint-after": "300", "prune-after": "1800"}),
+    ("pruning on, another label", {"taint-after": "60", "prune-after": "61", "prune-label": "example.com/gone"}),
+    ("leader election off and a Lease name", {"taint-after": "300", "lease-name": "recover.lease"},
+     {"only": ["--leader-elect=false", "--lease-namespace", "elsewhere"]}),
+    ("leader election on", {"taint-after": "300"}, {"only": ["--leader-elect"]}),
+    ("listen", {"taint-after": "300"}, {"only": ["--listen", "127.0.0.1:9090"]}),
+    ("self node, output, server", {"taint-after": "300"},
+     {"only": ["--self-node", "server-0", "--output", "json", "--tls-server-name", "k3s"]}),
+    ("events off", {"taint-after": "300", "events": "false"}),
+    ("events on, said", {"taint-after": "300", "events": "true"}),
+    ("dry run", {"taint-after": "300", "dry-run": None}, {"values": {"dryRun": "client"}}),
+    ("dry run as true", {"taint-after": "300", "dry-run": "true"}),
+    ("dry run as a YAML boolean", {"taint-after": "300", "dry-run": "true"}, {"values": {"dryRun": True}}),
+    ("dry run none", {"taint-after": "300", "dry-run": "none"}),
+    ("server dry run, pruning", {"taint-after": "300", "prune-after": "900", "dry-run": "server"}),
+    ("server dry run, events off", {"taint-after": "300", "dry-run": "server", "events": "false"}),
+    ("storm guard a count, cooldown", {"taint-after": "120", "max-unknown": "3", "storm-cooldown": "45"}),
+    ("storm guard a percentage", {"taint-after": "120", "max-unknown": "10%"}),
+    ("storm guard off", {"taint-after": "120", "max-unknown": "100%", "storm-cooldown": "0"}),
+    ("storm guard a billion", {"taint-after": "120", "max-unknown": "1000000000"}),
+    ("keys, poll, page size", {"taint-after": "300", "annotation": "example.com/tainted-at",
+                              "exclude-label": "Keep_Me.1", "poll": "1", "page-size": "7"}),
+    ("ten years", {"taint-after": "315359999", "prune-after": "315360000", "poll": "86400"}),
+    ("durations", {"taint-after": "300", "prune-after": "5400", "storm-cooldown": "90", "poll": "60"},
+     {"values": {"taintAfter": "5m", "pruneAfter": "1h30m", "stormCooldown": "1m30s", "poll": "1m"}}),
+    ("watch off", {"taint-after": "300", "watch": "false"}),
+    ("relist", {"taint-after": "300", "relist": "120"}),
+    ("everything", {"taint-after": "30", "prune-after": "3600", "prune-label": "a.b/c", "annotation": "a.b/d",
+                    "poll": "5", "page-size": "10000", "max-unknown": "1", "storm-cooldown": "7",
+                    "exclude-label": "a.b/e", "dry-run": "server", "events": "false", "lease-name": "x"},
+     {"only": ["--listen", "[::1]:8081", "--leader-elect"]}),
+]
+
+
+def row(entry):
+    name, flags = entry[0], entry[1]
+    opts = entry[2] if len(entry) > 2 else {}
+    args = []
+    values = {}
+    for f, v in flags.items():
+        args += ["--" + f] if v is None else ["--%s=%s" % (f, v)]
+        if v is not None:
+            values[camel(f)] = typed(v)
+    values.update(opts.get("values", {}))
+    return name, flags, args + opts.get("only", []), values
+
+
+class Chart(unittest.TestCase):
+    def assertSame(self, want, got, what):
+        diff = differences(want, got)
+        self.assertEqual(diff, [], "%s: the chart differs from manifests:\n  %s" % (what, "\n  ".join(diff)))
+
+    def check_row(self, flags, args, values, chart=CHART):
+        rc, want, err = manifests(args)
+        self.assertEqual(rc, 0, "manifests %s: %s" % (" ".join(args), err))
+        rc, got, err = helm_template(dict(values, image=IMAGE_OF_BINARY), chart=chart)
+        self.assertEqual(rc, 0, "helm template %s: %s" % (values, err))
+        return want, got
+
+    def test_matrix_equals_manifests(self):
+        ran = 0
+        for entry in MATRIX:
+            name, flags, args, values = row(entry)
+            with self.subTest(name):
+                if not binary_knows(flags):
+                    self.skipTest("%s does not take --%s yet" % (BINARY, "/--".join(sorted(NEWER & set(flags)))))
+                want, got = self.check_row(flags, args, values)
+                self.assertSame(want, got, name)
+                ran += 1
+        self.assertGreaterEqual(ran, len(MATRIX) - 2)
+
+    def test_values_by_set_and_set_string(self):
+        # --set makes numbers int64, --set-string strings: the same objects either way
+        rc, want, err = manifests(["--taint-after=300", "--prune-after=1800", "--max-unknown=3", "--page-size=20"])
+        self.assertEqual(rc, 0, err)
+        for kind in ("--set", "--set-string"):
+            sets = [(kind, "taintAfter=300"), (kind, "pruneAfter=1800"), (kind, "maxUnknown=3"), ("--set", "pageSize=20"),
+                    (kind, "image=" + IMAGE_OF_BINARY)]
+            rc, got, err = helm_template(sets=sets)
+            self.assertEqual(rc, 0, err)
+            self.assertSame(want, got, kind)
+
+    def test_durations_as_the_binary_takes_them(self):
+        for v, seconds in (("90s", 90), ("5m", 300), ("1h30m", 5400), ("2h", 7200)):
+            with self.subTest(v):
+                rc, want, err = manifests(["--taint-after", v])
+                if rc != 0:
+                    self.skipTest("%s does not take durations yet: %s" % (BINARY, err.strip()))
+                rc, got, err = helm_template({"taintAfter": v, "image": IMAGE_OF_BINARY})
+                self.assertEqual(rc, 0, err)
+                self.assertSame(want, got, v)
+                self.assertSame(manifests(["--taint-after", str(seconds)])[1], got, v)
+
+    def test_image_name(self):
+        if not OTHER:
+            self.skipTest("no second binary (NODERECOVER_OTHER_IMAGE_BIN)")
+        for flags in (["--taint-after", "300"], ["--taint-after", "300", "--prune-after", "301"]):
+            rc, want, err = manifests(flags, binary=OTHER)
+            self.assertEqual(rc, 0, err)
+            image = deployment(want)["spec"]["template"]["spec"]["containers"][0]["image"]
+            self.assertNotEqual(image, IMAGE_OF_BINARY, "the second binary names another image")
+            values = {camel(f[2:]): typed(v) for f, v in zip(flags[::2], flags[1::2])}
+            rc, got, err = helm_template(dict(values, image=image))
+            self.assertEqual(rc, 0, err)
+            self.assertSame(want, got, "image %s" % image)
+            # and without the value, the chart names ghcr.io/exadev/noderecover:APPVERSION
+            rc, got, err = helm_template(values)
+            self.assertEqual(deployment(got)["spec"]["template"]["spec"]["containers"][0]["image"],
+                             "ghcr.io/exadev/noderecover:" + VERSION)
+
+    def test_default_image_is_the_builds(self):
+        with open(os.path.join(CHART, "Chart.yaml")) as f:
+            c = yaml.safe_load(f)
+        self.assertEqual((c["version"], c["appVersion"]), (VERSION, VERSION), "Chart.yaml against VERSION")
+        if IMAGE_OF_BINARY != "ghcr.io/exadev/noderecover:" + VERSION:
+            self.skipTest("the binary was built with NODERECOVER_IMAGE=%s" % IMAGE_OF_BINARY)
+        rc, want, _ = manifests(["--taint-after", "300"])
+        rc, got, err = helm_template({"taintAfter": 300})
+        self.assertEqual(rc, 0, err)
+        self.assertSame(want, got, "no image value")
+
+    def test_values_are_the_flags(self):
+        with open(os.path.join(CHART, "values.yaml")) as f:
+            values = yaml.safe_load(f)
+        with open(os.path.join(CHART, "values.schema.json")) as f:
+            schema = json.load(f)
+        flags = usage_flags()
+        self.assertIn("taint-after", flags, "the usage text was read")
+        passed = {camel(f) for f in flags - NOT_PASSED}
+        # the watch's settings are values already; the binary takes them once issue 15 is merged
+        newer = {camel(f) for f in NEWER if not binary_knows([f])}
+        self.assertEqual(set(values) - {"image"} - newer, passed,
+                         "values.yaml against the flags of `noderecover help` that manifests passes on")
+        self.assertEqual(set(schema["properties"]), set(values), "values.schema.json against values.yaml")
+        self.assertFalse(schema.get("additionalProperties", True), "the schema refuses other values")
+
+    def test_flags_not_passed_are_refused_as_values(self):
+        for f, v in (("listen", ":9090"), ("leader-elect", "false"), ("self-node", "x"), ("lease-namespace", "x"),
+                     ("kubeconfig", "/x"), ("output", "json")):
+            with self.subTest(f):
+                rc, _, err = helm_template({"taintAfter": 300, camel(f): v})
+                self.assertNotEqual(rc, 0, "helm template took %s" % camel(f))
+                self.assertIn(camel(f), err)
+
+    def test_refused_by_both(self):
+        # (flags, values): what the binary refuses with exit 2 the chart must refuse too
+        bad = [
+            ([], {}),
+            (["--taint-after", "5x"], {"taintAfter": "5x"}),
+            (["--taint-after", "-5"], {"taintAfter": -5}),
+            (["--taint-after", "1.5"], {"taintAfter": 1.5}),
+            (["--taint-after", "315360001"], {"taintAfter": 315360001}),
+            (["--taint-after", "300", "--prune-after", "300"], {"taintAfter": 300, "pruneAfter": 300}),
+            (["--taint-after", "300", "--prune-after", "299"], {"taintAfter": "5m", "pruneAfter": "4m59s"}),
+            (["--taint-after", "300", "--poll", "0"], {"taintAfter": 300, "poll": 0}),
+            (["--taint-after", "300", "--poll", "86401"], {"taintAfter": 300, "poll": 86401}),
+            (["--taint-after", "300", "--page-size", "0"], {"taintAfter": 300, "pageSize": 0}),
+            (["--taint-after", "300", "--page-size", "10001"], {"taintAfter": 300, "pageSize": 10001}),
+            (["--taint-after", "300", "--max-unknown", "0"], {"taintAfter": 300, "maxUnknown": 0}),
+            (["--taint-after", "300", "--max-unknown", "150%"], {"taintAfter": 300, "maxUnknown": "150%"}),
+            (["--taint-after", "300", "--max-unknown", "1000000001"], {"taintAfter": 300, "maxUnknown": "1000000001"}),
+            (["--taint-after", "300", "--max-unknown", "1000000001"], {"taintAfter": 300, "maxUnknown": 1000000001}),
+            (["--taint-after", "300", "--max-unknown", "5%%"], {"taintAfter": 300, "maxUnknown": "5%%"}),
+            (["--taint-after", "300", "--storm-cooldown", "soon"], {"taintAfter": 300, "stormCooldown": "soon"}),
+            (["--taint-after", "300", "--dry-run=maybe"], {"taintAfter": 300, "dryRun": "maybe"}),
+            (["--taint-after", "300", "--events=maybe"], {"taintAfter": 300, "events": "maybe"}),
+            (["--taint-after", "300", "--exclude-label", "-bad"], {"taintAfter": 300, "excludeLabel": "-bad"}),
+            (["--taint-after", "300", "--prune-label", "a/b/c"], {"taintAfter": 300, "pruneLabel": "a/b/c"}),
+            (["--taint-after", "300", "--annotation", "x" * 64], {"taintAfter": 300, "annotation": "x" * 64}),
+            (["--taint-after", "300", "--lease-name", "Bad_Name"], {"taintAfter": 300, "leaseName": "Bad_Name"}),
+        ]
+        for flags, values in bad:
+            with self.subTest(flags=flags):
+                rc, _, err = manifests(flags)
+                self.assertEqual(rc, 2, "manifests %s: %s" % (flags, err))
+                rc, _, err = helm_template(values)
+                self.assertNotEqual(rc, 0, "helm template took %s" % values)
+                # the refusal names the value
+                self.assertIn(([k for k in values if k != "taintAfter"] or ["taintAfter"])[0], err)
+
+    def test_lint_clean(self):
+        with tempfile.TemporaryDirectory() as d:
+            tgz = os.path.join(DIST, "noderecover-%s.tgz" % VERSION)
+            for chart, sets in ((CHART, ["taintAfter=300"]), (tgz, ["taintAfter=300"]),
+                                (CHART, ["taintAfter=300", "pruneAfter=1800", "dryRun=server", "events=false"])):
+                args = [HELM, "lint", "--strict", chart]
+                for s in sets:
+                    args += ["--set", s]
+                p = run(args, env=dict(os.environ, HOME=d))
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                self.assertIn("0 chart(s) failed", p.stdout)
+                self.assertNotRegex(p.stdout, r"\[(WARNING|ERROR)\]")
+
+    def test_a_drifting_chart_fails(self):
+        # the comparison must see each of these wrongs in some row of the matrix
+        mutations = [
+            ("deployment.yaml", "{{ .Values.excludeLabel | quote }}", '"github-runner.exadev.io/no-recovery"', "exclude label not wired"),
+            ("rbac.yaml", '  {{- if include "noderecover.pruneAfter" . }}\n', "  {{- if true }}\n", "delete granted without pruning"),
+            ("deployment.yaml", "{{- if $dryRun }}", "{{- if false }}", "dry run dropped"),
+            ("rbac.yaml", '{{- if include "noderecover.eventing" . }}', '{{- if true }}', "Events granted in a dry run"),
+            ("deployment.yaml", "  replicas: 2 ", "  replicas: 1 ", "one replica"),
+            ("deployment.yaml", "app.kubernetes.io/name: noderecover\nspec:",
+             "app.kubernetes.io/name: noderecover\n    helm.sh/chart: noderecover\nspec:", "an extra label"),
+        ]
+        for fname, old, new, what in mutations:
+            with self.subTest(what), tempfile.TemporaryDirectory() as d:
+                chart = os.path.join(d, "noderecover")
+                shutil.copytree(CHART, chart)
+                path = os.path.join(chart, "templates", fname)
+                with open(path) as f:
+                    text = f.read()
+                self.assertTrue(old in text, "the mutation %r finds %r in %s" % (what, old, fname))
+                with open(path, "w") as f:
+                    f.write(text.replace(old, new, 1))
+                seen = []
+                for entry in MATRIX:
+                    name, flags, args, values = row(entry)
+                    if not binary_knows(flags):
+                        continue
+                    want, got = self.check_row(flags, args, values, chart=chart)
+                    if differences(want, got):
+                        seen.append(name)
+                        break
+                self.assertTrue(seen, "no row of the matrix saw: %s" % what)
+                print("  drift %r: the comparison fails at row %r: %s" % (what, seen[0], differences(want, got)[0]))
+
+
+def deployment(objs):
+    return objs[("apps/v1", "Deployment", "noderecover", "noderecover")]
+
+
+class Package(unittest.TestCase):
+    """The reproducible .tgz and the k3s HelmChart `./build.sh chart` (and dist) write."""
+    tgz = os.path.join(DIST, "noderecover-%s.tgz" % VERSION)
+    helmchart = os.path.join(DIST, "noderecover-%s-helmchart.yaml" % VERSION)
+
+    def test_tgz_holds_the_chart(self):
+        with tarfile.open(self.tgz) as t:
+            members = {m.name: m for m in t.getmembers()}
+            files = {n: t.extractfile(m).read() for n, m in members.items() if m.isfile()}
+        want = {}
+        for root, _, names in os.walk(CHART):
+            for n in names:
+                p = os.path.join(root, n)
+                with open(p, "rb") as f:
+                    want["noderecover/" + os.path.relpath(p, CHART)] = f.read()
+        self.assertEqual(files, want, "the .tgz holds exactly the chart's files")
+        for m in members.values():
+            self.assertEqual((m.mtime, m.uid, m.gid), (0, 0, 0), m.name)
+        rc, got, err = helm_template({"taintAfter": 300}, chart=self.tgz)
+        self.assertEqual(rc, 0, err)
+
+    def test_tgz_reproducible(self):
+        # packed again from a copy at another path, under another umask, with other times
+        with tempfile.TemporaryDirectory() as d:
+            for f in ("build.sh", "VERSION"):
+                shutil.copy(os.path.join(TOP, f), d)
+            shutil.copytree(os.path.join(TOP, "deploy", "helm"), os.path.join(d, "deploy", "helm"))
+            for root, dirs, names in os.walk(os.path.join(d, "deploy")):
+                for n in dirs + names:
+                    os.utime(os.path.join(root, n), (1700000000, 1700000000))
+                    os.chmod(os.path.join(root, n), 0o700 if n in dirs else 0o600)
+            p = run(["sh", "-c", "umask 077 && NODERECOVER_IMAGE=%s sh build.sh chart" % IMAGE], cwd=d)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            for name in (self.tgz, self.helmchart):
+                with open(name, "rb") as a, open(os.path.join(d, "build", "dist", os.path.basename(name)), "rb") as b:
+                    self.assertEqual(hashlib.sha256(a.read()).hexdigest(), hashlib.sha256(b.read()).hexdigest(),
+                                     "%s rebuilt elsewhere differs" % os.path.basename(name))
+
+    def test_helmchart_carries_chart_and_settings(self):
+        with open(self.helmchart) as f:
+            hc = yaml.safe_load(f)
+        self.assertEqual((hc["apiVersion"], hc["kind"]), ("helm.cattle.io/v1", "HelmChart"))
+        self.assertEqual(hc["metadata"], {"name": "noderecover", "namespace": "kube-system"})
+        spec = hc["spec"]
+        self.assertEqual(set(spec), {"targetNamespace", "chartContent", "valuesContent"})
+        with open(self.tgz, "rb") as f:
+            self.assertEqual(base64.b64decode(spec["chartContent"], validate=True), f.read(),
+                             "chartContent decodes to the chart's .tgz")
+        values = yaml.safe_load(spec["valuesContent"])
+        with open(os.path.join(CHART, "values.yaml")) as f:
+            defaults = yaml.safe_load(f)
+        self.assertEqual(set(values), set(defaults), "every value, named as in the chart")
+        self.assertEqual({k: v for k, v in values.items() if v != defaults[k]}, {"taintAfter": 300, "image": IMAGE})
+        # the values map to settings: the flags named after them give the same objects
+        flags = []
+        for k, v in values.items():
+            flag = re.sub(r"[A-Z]", lambda m: "-" + m.group(0).lower(), k)
+            self.assertEqual(camel(flag), k)
+            if k != "image" and str(v) != "" and binary_knows([flag]):
+                flags.append("--%s=%s" % (flag, str(v).lower() if isinstance(v, bool) else v))
+        rc, want, err = manifests(flags)
+        self.assertEqual(rc, 0, err)
+        if IMAGE_OF_BINARY != IMAGE:
+            self.skipTest("the binary names %s, the HelmChart %s" % (IMAGE_OF_BINARY, IMAGE))
+        with tempfile.TemporaryDirectory() as d:
+            tgz = os.path.join(d, "chart.tgz")
+            with open(tgz, "wb") as f:
+                f.write(base64.b64decode(spec["chartContent"]))
+            vf = os.path.join(d, "values.yaml")
+            with open(vf, "w") as f:
+                f.write(spec["valuesContent"])
+            p = run([HELM, "template", "noderecover", tgz, "-f", vf, "--namespace", spec["targetNamespace"]],
+                    env=dict(os.environ, HOME=d))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        diff = differences(want, objects(p.stdout))
+        self.assertEqual(diff, [], "the HelmChart's chart and values against manifests %s" % " ".join(flags))
+
+
+def image_of(binary):
+    rc, objs, err = manifests(["--taint-after", "300"], binary=binary)
+    if rc != 0:
+        raise SystemExit("helm: %s manifests failed: %s" % (binary, err))
+    return deployment(objs)["spec"]["template"]["spec"]["containers"][0]["image"]
+
+
+IMAGE_OF_BINARY = None
+
+
+class Result(unittest.TextTestResult):
+    """Counts each passing subtest (a row of the matrix, a refusal) as one pass, and a test
+    without subtests as one."""
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.passed = 0
+        self.with_subtests = set()
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        self.with_subtests.add(test.id())
+        if err is None:
+            self.passed += 1
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        if test.id() not in self.with_subtests:
+            self.passed += 1
+
+
+def main():
+    global IMAGE_OF_BINARY
+    IMAGE_OF_BINARY = image_of(BINARY)
+    suite = unittest.TestLoader().loadTestsFromModule(sys.modules[__name__])
+    runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2, resultclass=Result)
+    res = runner.run(suite)
+    failed = len(res.failures) + len(res.errors) + len(res.unexpectedSuccesses)
+    print("helm: %d passed, %d failed, %d skipped" % (res.passed, failed, len(res.skipped)))
+    return 0 if failed == 0 and res.passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
