@@ -1418,6 +1418,115 @@ static void t_lease(void)
 	check(json_lease(big, sizeof big - 1, &l, why, sizeof why) == 0 && l.duration == 2147483647L);
 }
 
+
+/* ---- the watch stream ---- */
+
+struct events_seen {
+	int n;
+	char type[8][JSON_TYPE_MAX + 1];
+	char rv[8][NODE_RV_MAX + 1];
+	char kind[8][16];
+	int has_object[8];
+};
+
+static int on_watch_event(void *ctx, const char *type, const struct json_item *it)
+{
+	struct events_seen *e = ctx;
+	char why[200];
+
+	if (e->n < 8) {
+		snprintf(e->type[e->n], sizeof e->type[0], "%s", type);
+		e->has_object[e->n] = it != NULL;
+		if (!it || json_item_string(it, JSON_RV, e->rv[e->n], sizeof e->rv[0], why, sizeof why) < 0)
+			e->rv[e->n][0] = '\0';
+		if (!it || json_item_string(it, JSON_KIND, e->kind[e->n], sizeof e->kind[0], why, sizeof why) < 0)
+			e->kind[e->n][0] = '\0';
+	}
+	e->n++;
+	return 0;
+}
+
+/* Feeds s in pieces of k bytes (0: whole); returns feed's first nonzero or end's result. */
+static int watch_feed(const char *s, size_t k, struct events_seen *e, char *err, size_t errlen)
+{
+	static struct json_list l;
+	static char buf[4096];
+	size_t n = strlen(s);
+	int r = 0;
+
+	memset(e, 0, sizeof *e);
+	json_watch_init(&l, buf, sizeof buf, NULL, on_watch_event, e);
+	for (size_t i = 0; i < n && r == 0; i += k ? k : n)
+		r = json_list_feed(&l, s + i, k && n - i > k ? k : n - i);
+	if (r == 0)
+		r = json_list_end(&l);
+	snprintf(err, errlen, "%s", l.err);
+	return r;
+}
+
+static void t_watch_events(void)
+{
+	const char *s = "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Node\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"11\"}}}\n"
+	    "{\"object\":{\"kind\":\"Node\",\"metadata\":{\"resourceVersion\":\"12\"}},\"type\":\"BOOKMARK\"}\n"
+	    "  {\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}}";
+	struct events_seen e;
+	char err[160];
+
+	/* whole, one byte at a time, and across odd boundaries: the same events */
+	for (size_t k = 0; k < 8; k++) {
+		check(watch_feed(s, k, &e, err, sizeof err) == 0);
+		check(e.n == 3);
+		check(strcmp(e.type[0], "ADDED") == 0 && strcmp(e.rv[0], "11") == 0 && strcmp(e.kind[0], "Node") == 0);
+		check(strcmp(e.type[1], "BOOKMARK") == 0 && strcmp(e.rv[1], "12") == 0);   /* type after object */
+		check(strcmp(e.type[2], "ERROR") == 0 && strcmp(e.kind[2], "Status") == 0);
+	}
+	/* no newline is needed between events, nor any at the end; an empty stream is fine */
+	check(watch_feed("{\"type\":\"X\"}{\"type\":\"Y\"}", 1, &e, err, sizeof err) == 0 && e.n == 2 && !e.has_object[0]);
+	check(watch_feed("", 0, &e, err, sizeof err) == 0 && e.n == 0);
+}
+
+static void t_watch_malformed(void)
+{
+	static const char *const bad[] = {
+		"[]",                                           /* an event that is not an object */
+		"{\"type\":\"ADDED\"} 7",                          /* nor a number */
+		"{\"type\":\"ADDED\",\"type\":\"MODIFIED\"}",       /* the type twice */
+		"{\"object\":{},\"object\":{}}",                /* the object twice */
+		"{\"type\":7}",                                 /* a type that is not a string */
+		"{\"type\":\"ADDED\",\"object\":[]}",           /* an object that is not an object */
+		"{\"type\":\"AAAAAAAAAAAAAAAAAAAAAAAA\"}",      /* a type over JSON_TYPE_MAX */
+		"{\"type\":\"ADDED\",\"object\":{\"kind\":\"Node\"}",   /* ends inside an event */
+		"{\"type\":\"ADDED\"}}",                        /* a close with nothing open */
+		"{\"type\":\"A\\u0000\"}",                      /* a NUL in the type */
+	};
+	struct events_seen e;
+	char err[160];
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		int r = watch_feed(bad[i], 1, &e, err, sizeof err);
+		if (!check(r == -1 && err[0]))
+			fprintf(stderr, "  accepted: %s\n", bad[i]);
+		check(watch_feed(bad[i], 0, &e, err, sizeof err) == -1);
+	}
+	/* must-fail: a stream's error is named as one */
+	watch_feed("[]", 0, &e, err, sizeof err);
+	check(strstr(err, "watch stream") != NULL);
+}
+
+static void t_watch_oversize(void)
+{
+	static struct json_list l;
+	static char small[64];
+	static char s[512];
+	struct events_seen e = { 0 };
+	snprintf(s, sizeof s, "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Node\",\"metadata\":{\"name\":\"%0100d\"}}}", 7);
+	json_watch_init(&l, small, sizeof small, NULL, on_watch_event, &e);
+	check(json_list_feed(&l, s, strlen(s)) == 0 && json_list_end(&l) == 0);
+	check(e.n == 1 && e.has_object[0]);
+	/* its object did not fit: handed over with p NULL, so nothing reads it */
+	check(e.rv[0][0] == '\0' && e.kind[0][0] == '\0');
+}
+
 static const struct test tests[] = {
 	{ "lease", t_lease },
 	{ "server", t_server },
@@ -1450,6 +1559,9 @@ static const struct test tests[] = {
 	{ "list_depth", t_list_depth },
 	{ "list_continue_limit", t_list_continue_limit },
 	{ "list_token_heavy", t_list_token_heavy },
+	{ "watch_events", t_watch_events },
+	{ "watch_malformed", t_watch_malformed },
+	{ "watch_oversize", t_watch_oversize },
 	{ "scan_offsets", t_scan_offsets },
 	{ "key_compare", t_key_compare },
 	{ "check", t_check },
