@@ -40,6 +40,7 @@ int follow_init(struct follow *f, struct pass_loop *l, const struct kube_target 
 	memset(f, 0, sizeof *f);
 	if (kube_init(&f->kc, t, stop, err, errlen) < 0)
 		return -1;
+	f->stop = stop;
 	kube_observe(&f->kc, observe, NULL);
 	f->loop = l;
 	f->keys = (struct node_keys){ s->prune_label, s->annotation, s->exclude_label };
@@ -94,6 +95,9 @@ static void ended(struct follow *f, enum kube_watch_end end, long retry_after)
 	if (f->open)
 		kube_watch_close(&f->kc);
 	f->open = 0;
+	/* a stop is not a failure to report: the loop ends */
+	if (*f->stop)
+		return;
 	switch (end) {
 	case KUBE_WATCH_OPEN:
 		return;

@@ -34,6 +34,7 @@ struct follow {
 	struct kube_watch w;
 	struct table table;
 	struct pass_loop *loop;
+	volatile sig_atomic_t *stop;  /* set by a signal: what fails then is not said */
 	struct node_keys keys;
 	char rv[NODE_RV_MAX + 1];   /* the last resourceVersion seen: the list's, an event's or a bookmark's */
 	int listed;                 /* the table holds a whole list and every event since */

@@ -1432,14 +1432,14 @@ struct events_seen {
 static int on_watch_event(void *ctx, const char *type, const struct json_item *it)
 {
 	struct events_seen *e = ctx;
-	char why[200];
+	char reason[200];
 
 	if (e->n < 8) {
 		snprintf(e->type[e->n], sizeof e->type[0], "%s", type);
 		e->has_object[e->n] = it != NULL;
-		if (!it || json_item_string(it, JSON_RV, e->rv[e->n], sizeof e->rv[0], why, sizeof why) < 0)
+		if (!it || json_item_string(it, JSON_RV, e->rv[e->n], sizeof e->rv[0], reason, sizeof reason) < 0)
 			e->rv[e->n][0] = '\0';
-		if (!it || json_item_string(it, JSON_KIND, e->kind[e->n], sizeof e->kind[0], why, sizeof why) < 0)
+		if (!it || json_item_string(it, JSON_KIND, e->kind[e->n], sizeof e->kind[0], reason, sizeof reason) < 0)
 			e->kind[e->n][0] = '\0';
 	}
 	e->n++;
