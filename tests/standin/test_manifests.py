@@ -97,8 +97,8 @@ class Manifests(Case):
         off = self.doc(self.manifests("--taint-after", "300"), "ClusterRole")
         on = self.doc(self.manifests("--taint-after", "300", "--prune-after", "301"), "ClusterRole")
         self.assertNotIn("delete", off)
-        self.assertEqual(re.findall(r"verbs: \[(.*)\]", off), ['"get", "list", "patch"'])
-        self.assertEqual(re.findall(r"verbs: \[(.*)\]", on), ['"get", "list", "patch"', '"delete"'])
+        self.assertEqual(re.findall(r"verbs: \[(.*)\]", off), ['"get", "list", "watch", "patch"'])
+        self.assertEqual(re.findall(r"verbs: \[(.*)\]", on), ['"get", "list", "watch", "patch"', '"delete"'])
         for d in (off, on):
             self.assertNotRegex(d, r"\*|pods|secrets|create|update|watch")
 
