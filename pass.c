@@ -29,6 +29,9 @@ struct pass {
 	int64_t due;        /* seconds from now until the first threshold ahead; -1: none */
 	struct policy_summary sum;
 	long ready[METRICS_READIES];   /* nodes by Ready state, for the metrics */
+	struct metrics_tainted tainted[METRICS_TAINTED_MAX];   /* ours, tainted longest, for the metrics */
+	int ntainted;
+	long tainted_total;
 	int nkept, overflow, unreadable;
 	long seen;
 	pass_row_fn row;    /* plan's: every node decided (NULL in a pass) */
@@ -51,6 +54,8 @@ static void on_page(void *ctx, const struct kube_page *pg)
 		p->row(p->row_ctx, &(struct pass_row){ 0 });
 	memset(&p->sum, 0, sizeof p->sum);
 	memset(p->ready, 0, sizeof p->ready);
+	p->ntainted = 0;
+	p->tainted_total = 0;
 	p->nkept = p->overflow = p->unreadable = 0;
 	p->seen = 0;
 	p->due = -1;
@@ -86,6 +91,10 @@ static int on_node(void *ctx, const struct node_facts *f, const char *why)
 	policy_summary_add(&p->sum, &k->f);
 	p->ready[f->ready == NODE_READY_TRUE ? METRICS_READY_TRUE : f->ready == NODE_READY_FALSE ? METRICS_READY_FALSE
 	    : f->ready == NODE_READY_UNKNOWN ? METRICS_READY_UNKNOWN : METRICS_READY_NONE]++;
+	if (f->oos_taint >= 0 && f->our_annotation) {
+		p->tainted_total++;
+		metrics_tainted_add(p->tainted, &p->ntainted, f->name, f->tainted_at);
+	}
 	if (!policy_node(&k->f, &p->rules, p->now, &k->v)) {
 		if (k->v.due_in >= 0 && (p->due < 0 || k->v.due_in < p->due))
 			p->due = k->v.due_in;
@@ -402,6 +411,7 @@ int pass_run(struct pass_loop *l, struct pass_result *res)
 	res->listed = 1;
 	res->failed = p.unreadable > 0;
 	metrics_nodes(p.ready, p.sum.etcd_ready);
+	metrics_tainted(p.tainted, p.ntainted, p.tainted_total);
 	say_clock(l, &p);
 	/* Every Unknown node counts, our own and those not yet past the threshold: the guard
 	 * asks whether the cluster or the watcher's view of it is broken, not which node is. */
