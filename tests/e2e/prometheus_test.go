@@ -415,7 +415,7 @@ func screenshotStorm(t *testing.T, p *promServer, span time.Duration) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-		"--user-data-dir="+profile, "--window-size=820,1580", "--virtual-time-budget=8000", "--screenshot="+abs,
+		"--user-data-dir="+profile, "--window-size=820,1700", "--virtual-time-budget=8000", "--screenshot="+abs,
 		p.url+"/graph?"+q.Encode())
 	started := time.Now()
 	out, err := cmd.CombinedOutput()
