@@ -295,6 +295,14 @@ func TestPrometheus(t *testing.T) {
 	if strings.Contains(w.log(), "Storm guard lifted: ") {
 		t.Errorf("the storm guard lifted before its alert was seen firing: the alert was not seen during the storm")
 	}
+	// The whole storm on the graph: every node Unknown, for a few scrapes.
+	for _, n := range nodes {
+		waitUnknown(t, c, n)
+	}
+	time.Sleep(5 * time.Second)
+	if got := p.firing(t, "NoderecoverStormGuardEngaged"); len(got) != 1 {
+		t.Errorf("NoderecoverStormGuardEngaged not firing with all %d nodes Unknown: %v", total, got)
+	}
 
 	// Every node back: the guard cools down, lifts, and the alert clears; the dying node's taint
 	// is cleared, and its alert clears too.
