@@ -1,5 +1,5 @@
 #!/bin/sh
-# build.sh [build|dist|chart|image|deploy|test|demo|bench|unit|standin|e2e|helm|asan|image-test|clean]
+# build.sh [build|dist|chart|image|deploy|test|demo|bench|unit|standin|e2e|helm|monitoring|asan|image-test|clean]
 # Installs what the build needs (Debian 12, as root), builds BearSSL 0.6 from Debian's source
 # package with musl, and links build/noderecover static; dist cross-builds the same sources for
 # amd64, arm64 and armhf, image packs them into one OCI archive. See README.md.
@@ -243,6 +243,7 @@ deploy_manifests() {
 	$B/noderecover manifests --taint-after 300 > deploy/noderecover.yaml
 	$B/noderecover manifests --taint-after 300 --prune-after 1800 > deploy/noderecover-prune.yaml
 	say "wrote deploy/noderecover.yaml and deploy/noderecover-prune.yaml for $IMAGE"
+	sh deploy/prometheus/make.sh
 }
 
 # What tests/image needs: Debian's containerd and runc (the runtime k3s embeds), skopeo to read
@@ -257,6 +258,19 @@ need_image_tools() {
 	say "installing$missing"
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
+# What the monitoring suite and the e2e Prometheus scenario need: Debian's prometheus (the
+# server, run by the test on loopback, and promtool) and chromium (a screenshot of its graph page).
+# The package's own service is not used (a container has no init to start it anyway).
+need_monitoring_tools() {
+	missing=
+	{ command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1; } || missing="$missing prometheus"
+	command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+	[ -n "$missing" ] || return 0
+	say "installing$missing"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends $missing >/dev/null
 }
 
 # The unit tests for every architecture but the native one, static with its musl wrapper and
@@ -347,6 +361,8 @@ test_all() {
 	build_asan
 	suite unit status unit unit
 	suite fuzz-replay status fuzz-replay sh tests/fuzz/replay.sh
+	need_monitoring_tools
+	suite monitoring status monitoring sh tests/monitoring/run.sh
 	suite standin status standin sh tests/standin/run.sh $B/noderecover
 	suite standin-asan status standin-asan sh tests/standin/run.sh $B/noderecover-asan
 	# The Python model of the contract runs the same contract tests: a test that fails against
@@ -382,7 +398,8 @@ asan) build_asan ;;
 unit) unit ;;
 test) test_all ;;
 standin) build; sh tests/standin/run.sh $B/noderecover ;;
-e2e) build; sh tests/e2e/run.sh $B/noderecover ;;
+e2e) build; need_monitoring_tools; sh tests/e2e/run.sh $B/noderecover ;;
+monitoring) need_monitoring_tools; sh tests/monitoring/run.sh ;;
 demo) build; python3 demo/demo.py $B/noderecover ;;
 bench) build; sh bench/run.sh $B/noderecover ;;
 clean) rm -rf $B ;;

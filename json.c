@@ -1117,6 +1117,13 @@ static int read_maps(const struct json_item *it, const struct node_keys *k, stru
 	f->excluded = span_is(it, JSON_EXCLUDE, "true", 4);
 	f->has_annotations = it->m[JSON_ANNOTATIONS].at && it->p[it->m[JSON_ANNOTATIONS].at] == '{';
 	f->our_annotation = it->m[JSON_OURS].at != 0;
+	f->tainted_at = -1;
+	if (f->our_annotation) {
+		const struct json_span *sp = &it->m[JSON_OURS];
+		char when[40];
+		int len = sp->end - sp->at >= 2 ? str_copy(it->p + sp->at + 1, sp->end - sp->at - 2, when, sizeof when) : -1;
+		f->tainted_at = len > 0 ? text_rfc3339(when, (size_t)len) : -1;
+	}
 	return 0;
 }
 
@@ -1195,6 +1202,7 @@ int json_node_facts(const struct json_item *it, const struct node_keys *k, struc
 	memset(f, 0, sizeof *f);
 	f->ready = NODE_READY_NONE;
 	f->ready_since = -1;
+	f->tainted_at = -1;
 	f->oos_taint = -1;
 	if (!it->p)
 		return text_fail(why, whylen, "its object is %zu bytes, more than the buffer holds", it->len);

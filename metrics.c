@@ -44,6 +44,9 @@ struct state {
 	uint64_t actions[METRICS_KINDS][METRICS_RESULTS];
 	long nodes[METRICS_READIES], etcd_ready;
 	int storm, leader;
+	struct metrics_tainted tainted[METRICS_TAINTED_MAX];
+	int ntainted;
+	long tainted_total;
 	int64_t last_ok;                 /* Unix seconds; 0: never */
 	uint64_t buckets[METRICS_BUCKETS], count;
 	int64_t sum_ms;
@@ -119,6 +122,31 @@ void metrics_nodes(const long by_ready[METRICS_READIES], long etcd_ready)
 	pthread_mutex_lock(&lock);
 	memcpy(st.nodes, by_ready, sizeof st.nodes);
 	st.etcd_ready = etcd_ready;
+	pthread_mutex_unlock(&lock);
+}
+
+void metrics_tainted_add(struct metrics_tainted *oldest, int *n, const char *node, int64_t since)
+{
+	int i = *n < METRICS_TAINTED_MAX ? *n : METRICS_TAINTED_MAX - 1;
+
+	if (*n == METRICS_TAINTED_MAX && oldest[i].since <= since)
+		return;
+	for (; i > 0 && oldest[i - 1].since > since; i--)
+		oldest[i] = oldest[i - 1];
+	snprintf(oldest[i].node, sizeof oldest[i].node, "%s", node);
+	oldest[i].since = since;
+	if (*n < METRICS_TAINTED_MAX)
+		(*n)++;
+}
+
+void metrics_tainted(const struct metrics_tainted *oldest, int n, long total)
+{
+	if (n < 0 || n > METRICS_TAINTED_MAX)
+		n = n < 0 ? 0 : METRICS_TAINTED_MAX;
+	pthread_mutex_lock(&lock);
+	memcpy(st.tainted, oldest, (size_t)n * sizeof *oldest);
+	st.ntainted = n;
+	st.tainted_total = total;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -349,6 +377,13 @@ int metrics_render(int64_t now_s, char *buf, size_t cap)
 	for (int i = 0; i < METRICS_READIES; i++)
 		put(&o, "noderecover_nodes{ready=\"%s\"} %ld\n", ready_names[i], s.nodes[i]);
 	gauge(&o, "etcd_ready_members", "Ready nodes labelled node-role.kubernetes.io/etcd=true in the last complete list.", s.etcd_ready);
+	gauge(&o, "tainted_nodes", "Nodes carrying our out-of-service taint in the last complete list.", s.tainted_total);
+	head(&o, "tainted_since_timestamp_seconds", "gauge", "When we tainted each node still carrying our taint (our annotation's time, Unix seconds; -1 unreadable); the 8 tainted longest.");
+	for (int i = 0; i < s.ntainted; i++) {
+		put(&o, "noderecover_tainted_since_timestamp_seconds{node=\"");
+		label(&o, s.tainted[i].node);
+		put(&o, "\"} %lld\n", (long long)s.tainted[i].since);
+	}
 	gauge(&o, "storm_guard_engaged", "1 while the storm guard holds new taints and deletes back (engaged or cooling down), else 0.", s.storm);
 
 	head(&o, "api_requests_total", "counter", "API requests by method and HTTP status (error: no answer; other: a status not listed), retries included.");

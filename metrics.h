@@ -61,6 +61,23 @@ void metrics_pass_done(enum metrics_pass r, int64_t duration_ms, int64_t wall);
 void metrics_action(enum metrics_kind k, enum metrics_result r);
 /* The last complete list: nodes by Ready state, and Ready etcd members. */
 void metrics_nodes(const long by_ready[METRICS_READIES], long etcd_ready);
+/*
+ * Nodes that carry our out-of-service taint (the taint and our annotation) in the last
+ * complete list: how many in all, and the METRICS_TAINTED_MAX tainted longest, each with when
+ * we tainted it (our annotation's time, Unix seconds; -1 when it does not read as a time).
+ * Kept so an alert can name a node that has carried the taint too long (bounded: a scrape
+ * stays small whatever the cluster's size).
+ */
+#define METRICS_TAINTED_MAX 8
+#define METRICS_NODE_NAME_MAX 253
+struct metrics_tainted {
+	char node[METRICS_NODE_NAME_MAX + 1];
+	int64_t since;
+};
+void metrics_tainted(const struct metrics_tainted *oldest, int n, long total);
+/* Keeps in oldest[0..*n) (at most METRICS_TAINTED_MAX, oldest first) the nodes tainted
+ * longest, given one more; an unreadable time (-1) counts as the oldest. */
+void metrics_tainted_add(struct metrics_tainted *oldest, int *n, const char *node, int64_t since);
 /* Whether the storm guard holds new taints and deletes back (engaged or cooling down). */
 void metrics_storm(int holding);
 /* The watch (issue: following instead of polling). */

@@ -43,6 +43,7 @@ struct node_facts {
 	int oos_taint;                  /* index of the first taint keyed NODE_TAINT_KEY, -1 if none */
 	int has_annotations;            /* metadata.annotations exists */
 	int our_annotation;             /* it holds our annotation key */
+	int64_t tainted_at;             /* our annotation's time (when we tainted), Unix seconds; -1 if absent or not a time */
 	int control_plane;              /* NODE_LABEL_CONTROL_PLANE present, any value */
 	int etcd;                       /* NODE_LABEL_ETCD present, any value */
 	int etcd_voter;                 /* NODE_LABEL_ETCD has the value "true" */

@@ -31,6 +31,9 @@ struct pass {
 	char rv[NODE_RV_MAX + 1]; /* the list's resourceVersion */
 	struct policy_summary sum;
 	long ready[METRICS_READIES];   /* nodes by Ready state, for the metrics */
+	struct metrics_tainted tainted[METRICS_TAINTED_MAX];   /* ours, tainted longest, for the metrics */
+	int ntainted;
+	long tainted_total;
 	int nkept, overflow, unreadable;
 	long seen;
 	struct pass_loop *loop; /* the loop this pass runs in */
@@ -46,6 +49,8 @@ static void begin(struct pass_loop *l, struct pass *p)
 
 	memset(&p->sum, 0, sizeof p->sum);
 	memset(p->ready, 0, sizeof p->ready);
+	p->ntainted = 0;
+	p->tainted_total = 0;
 	p->nkept = p->overflow = p->unreadable = 0;
 	p->seen = 0;
 	p->due = -1;
@@ -112,6 +117,10 @@ static int on_node(void *ctx, const struct node_facts *f, const char *why)
 	policy_summary_add(&p->sum, &k->f);
 	p->ready[f->ready == NODE_READY_TRUE ? METRICS_READY_TRUE : f->ready == NODE_READY_FALSE ? METRICS_READY_FALSE
 	    : f->ready == NODE_READY_UNKNOWN ? METRICS_READY_UNKNOWN : METRICS_READY_NONE]++;
+	if (f->oos_taint >= 0 && f->our_annotation) {
+		p->tainted_total++;
+		metrics_tainted_add(p->tainted, &p->ntainted, f->name, f->tainted_at);
+	}
 	if (!policy_node(&k->f, &p->rules, p->now, &k->v)) {
 		if (k->v.due_in >= 0 && (p->due < 0 || k->v.due_in < p->due))
 			p->due = k->v.due_in;
@@ -437,6 +446,7 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 
 	res->failed = p->unreadable > 0;
 	metrics_nodes(p->ready, p->sum.etcd_ready);
+	metrics_tainted(p->tainted, p->ntainted, p->tainted_total);
 	/* Every Unknown node counts, our own and those not yet past the threshold: the guard
 	 * asks whether the cluster or the watcher's view of it is broken, not which node is. */
 	limit = policy_unknown_limit(&lim, p->sum.nodes);
@@ -537,8 +547,19 @@ int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *re
 		on_node(p, &f, NULL);
 		table_decided(t, i);
 	}
-	/* the guard and quorum count the whole table, not the nodes this round looked at */
+	/* the guard, quorum and the metrics count the whole table, not the nodes this round looked at */
 	p->sum = t->sum;
+	p->ntainted = 0;
+	p->tainted_total = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->e[i].oos_taint < 0)
+			continue;
+		table_facts(t, i, &f);
+		if (f.our_annotation) {
+			p->tainted_total++;
+			metrics_tainted_add(p->tainted, &p->ntainted, f.name, f.tainted_at);
+		}
+	}
 	for (int r = 0; r < 4; r++)
 		p->ready[by_ready[r]] = t->ready[r];
 	return counted(res, start, decide(l, p, res, all));

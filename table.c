@@ -103,6 +103,7 @@ static void set_facts(struct table_entry *e, const struct node_facts *f)
 	    (f->etcd_voter ? F_VOTER : 0) | (f->removable ? F_REMOVABLE : 0) | (f->excluded ? F_EXCLUDED : 0));
 	e->oos_taint = f->oos_taint;
 	e->ready_since = f->ready_since;
+	e->tainted_at = f->tainted_at;
 	memcpy(e->rv, f->rv, strlen(f->rv) + 1);
 }
 
@@ -216,6 +217,7 @@ void table_facts(const struct table *t, size_t i, struct node_facts *f)
 	memcpy(f->rv, e->rv, sizeof e->rv);
 	f->ready = (enum node_ready)e->ready;
 	f->ready_since = e->ready_since;
+	f->tainted_at = e->tainted_at;
 	f->oos_taint = e->oos_taint;
 	f->has_taints = !!(e->flags & F_TAINTS);
 	f->has_annotations = !!(e->flags & F_ANNOTATIONS);

@@ -4,7 +4,7 @@
  * alike, and the whole table's summary (nodes, Unknown, Ready etcd members, nodes by Ready)
  * kept as entries change, so the storm guard and quorum count from the table, not from the
  * events that happen to arrive together.
- * Memory: an entry of TABLE_ENTRY_BYTES per node, and its name and uid once in an arena;
+ * Memory: an entry (64 bytes) per node, and its name and uid once in an arena;
  * both grow by doubling (never per event) and are given back by table_free. No I/O, no
  * decisions, no clock.
  */
@@ -26,6 +26,7 @@ struct table_entry {
 	uint8_t mark;          /* seen by the list being read, changed, acted on */
 	int32_t oos_taint;
 	int64_t ready_since;
+	int64_t tainted_at;
 	char rv[TABLE_RV_MAX + 1];
 };
 

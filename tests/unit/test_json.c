@@ -245,6 +245,7 @@ static void t_ours(void)
 	check(f.ready_since == 1796006467);
 	check(f.has_taints == 1 && f.oos_taint == 1);
 	check(f.has_annotations == 1 && f.our_annotation == 1);
+	check(f.tainted_at == 1796007480);   /* our annotation: 2026-11-30T02:58:00Z */
 	check(f.control_plane == 0 && f.etcd == 0 && f.removable == 1);
 }
 
@@ -285,6 +286,7 @@ static void t_escaped(void)
 	check(f.ready_since == 1796009400); /* 03:00:00.5-00:30 */
 	check(f.has_taints == 1 && f.oos_taint == 0);
 	check(f.has_annotations == 1 && f.our_annotation == 1);
+	check(f.tainted_at == -1);   /* our annotation says "x": no time */
 	check(f.control_plane == 0 && f.etcd == 1 && f.etcd_voter == 1);
 	check(f.removable == 1);
 }

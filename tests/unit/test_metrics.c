@@ -34,6 +34,13 @@ static void fill(void)
 	metrics_action(METRICS_CLEAR, METRICS_GONE);
 	metrics_nodes(ready, 3);
 	metrics_storm(1);
+	{
+		struct metrics_tainted t[METRICS_TAINTED_MAX];
+		int n = 0;
+		metrics_tainted_add(t, &n, "agent-3", 1799996400);
+		metrics_tainted_add(t, &n, "agent-\"q\"", 1799990000);
+		metrics_tainted(t, n, 5);
+	}
 	metrics_api(NULL, "GET", 200);
 	metrics_api(NULL, "GET", 200);
 	metrics_api(NULL, "GET", 0);
@@ -89,8 +96,53 @@ static void t_render_worst_case_fits(void)
 		for (size_t j = 0; j < sizeof c / sizeof c[0]; j++)
 			metrics_api(NULL, m[i], c[j]);
 	metrics_nodes(big, 2147483647L);
+	{
+		/* the tainted series too, each named as long as a node name may be */
+		struct metrics_tainted t[METRICS_TAINTED_MAX];
+		char name[METRICS_NODE_NAME_MAX + 1];
+		int n = 0;
+		for (int i = 0; i < METRICS_TAINTED_MAX; i++) {
+			memset(name, 'a' + i, METRICS_NODE_NAME_MAX);
+			name[METRICS_NODE_NAME_MAX] = 0;
+			metrics_tainted_add(t, &n, name, -1);
+		}
+		metrics_tainted(t, n, 2147483647L);
+	}
 	metrics_pass_done(METRICS_PASS_OK, 600000, 4102444800LL);
 	check(metrics_render(0, buf, sizeof buf) > 0);
+}
+
+/* The tainted series keep the nodes tainted longest, oldest first, whatever the list's order:
+ * the one an alert must name is never the one dropped (must-fail: keeping the first seen). */
+static void t_tainted_oldest_kept(void)
+{
+	struct metrics_tainted t[METRICS_TAINTED_MAX];
+	static char buf[METRICS_TEXT_MAX];
+	char name[32];
+	int n = 0;
+
+	for (int i = 0; i < 20; i++) {
+		snprintf(name, sizeof name, "n%02d", i);
+		/* times 2000, 1999, ... for even i, 3000 + i for odd i: the oldest are the last evens */
+		metrics_tainted_add(t, &n, name, i % 2 ? 3000 + i : 2000 - i);
+	}
+	check(n == METRICS_TAINTED_MAX);
+	check(strcmp(t[0].node, "n18") == 0 && t[0].since == 1982);
+	for (int i = 1; i < n; i++)
+		check(t[i - 1].since <= t[i].since);
+	check(strcmp(t[METRICS_TAINTED_MAX - 1].node, "n04") == 0);
+	metrics_tainted_add(t, &n, "unreadable", -1);   /* a time we could not read sorts first */
+	check(n == METRICS_TAINTED_MAX && strcmp(t[0].node, "unreadable") == 0 && strcmp(t[n - 1].node, "n06") == 0);
+	metrics_init("1", 15, 600, 0);
+	metrics_tainted(t, n, 21);
+	check(metrics_render(buf, sizeof buf) > 0);
+	check(strstr(buf, "noderecover_tainted_nodes 21\n") != NULL);
+	check(strstr(buf, "noderecover_tainted_since_timestamp_seconds{node=\"unreadable\"} -1\n") != NULL);
+	check(strstr(buf, "noderecover_tainted_since_timestamp_seconds{node=\"n18\"} 1982\n") != NULL);
+	check(strstr(buf, "{node=\"n04\"}") == NULL && strstr(buf, "{node=\"n02\"}") == NULL);
+	metrics_tainted(t, 0, 0);   /* none left: the series are gone, so alerts on them resolve */
+	check(metrics_render(buf, sizeof buf) > 0);
+	check(strstr(buf, "noderecover_tainted_since_timestamp_seconds{") == NULL);
 }
 
 static void t_label_escaped(void)
@@ -280,6 +332,7 @@ static const struct test tests[] = {
 	{ "render_golden", t_render_golden },
 	{ "render_truncation", t_render_truncation },
 	{ "render_worst_case_fits", t_render_worst_case_fits },
+	{ "tainted_oldest_kept", t_tainted_oldest_kept },
 	{ "label_escaped", t_label_escaped },
 	{ "live_rule", t_live_rule },
 	{ "ready_rule", t_ready_rule },
