@@ -135,13 +135,13 @@ static void t_tainted_oldest_kept(void)
 	check(n == METRICS_TAINTED_MAX && strcmp(t[0].node, "unreadable") == 0 && strcmp(t[n - 1].node, "n06") == 0);
 	metrics_init("1", 15, 600, 0);
 	metrics_tainted(t, n, 21);
-	check(metrics_render(buf, sizeof buf) > 0);
+	check(metrics_render(0, buf, sizeof buf) > 0);
 	check(strstr(buf, "noderecover_tainted_nodes 21\n") != NULL);
 	check(strstr(buf, "noderecover_tainted_since_timestamp_seconds{node=\"unreadable\"} -1\n") != NULL);
 	check(strstr(buf, "noderecover_tainted_since_timestamp_seconds{node=\"n18\"} 1982\n") != NULL);
 	check(strstr(buf, "{node=\"n04\"}") == NULL && strstr(buf, "{node=\"n02\"}") == NULL);
 	metrics_tainted(t, 0, 0);   /* none left: the series are gone, so alerts on them resolve */
-	check(metrics_render(buf, sizeof buf) > 0);
+	check(metrics_render(0, buf, sizeof buf) > 0);
 	check(strstr(buf, "noderecover_tainted_since_timestamp_seconds{") == NULL);
 }
 
