@@ -247,14 +247,14 @@ enum {
 };
 /* In S_NUM, sub is where: after '-', after a leading 0, in digits, after '.', ... */
 enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
-/* What a container is, at depth < 6; every container inside an OTHER one is OTHER. */
+/* What a container is, at depth < CTXN; every container inside an OTHER one is OTHER. */
 enum { C_OTHER, C_DOC, C_TOP, C_ENVMETA, C_ITEMS, C_ITEM, C_META, C_SPEC, C_STATUS, C_LABELS, C_ANNS };
 /* Keys of the envelope; in an item a key is a mask of the members (1 << JSON_*) it names. */
 enum { K_NONE, K_ITEMS, K_ENVMETA, K_CONT };
 /* The string being read: 0 a value, 1 a key; capture: 0, into keybuf, into cont. */
 enum { CAP_NONE, CAP_KEY, CAP_CONT };
 
-#define CTXN 6
+#define CTXN JSON_CTX_DEPTH
 
 static int fail(struct json_list *l, size_t i, const char *why)
 {
