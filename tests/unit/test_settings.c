@@ -253,6 +253,20 @@ static void t_refusals(void)
 	}
 }
 
+/* The largest poll and page size are accepted, one more is refused, and the message states
+ * the bound the code enforces (it was once written beside the constant, free to drift). */
+static void t_bounds_in_messages(void)
+{
+	struct settings s;
+
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--poll", "86400")) == 0 && s.poll == 86400);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--poll", "86401")) == -1 &&
+	    strstr(err, "between 1 and 86400") != NULL);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--page-size", "10000")) == 0 && s.page_size == 10000);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--page-size", "10001")) == -1 &&
+	    strstr(err, "between 1 and 10000") != NULL);
+}
+
 static void t_help_and_version(void)
 {
 	struct settings s;
@@ -425,6 +439,7 @@ static const struct test tests[] = {
 	{ "plan_output", t_plan_output },
 	{ "pruning_off_when_empty", t_pruning_off_when_empty },
 	{ "refusals", t_refusals },
+	{ "bounds_in_messages", t_bounds_in_messages },
 	{ "help_and_version", t_help_and_version },
 	{ "explicit_target", t_explicit_target },
 	{ "pod_self_node", t_pod_self_node },
