@@ -1,5 +1,5 @@
 #!/bin/sh
-# build.sh [build|dist|chart|image|deploy|test|demo|bench|unit|standin|e2e|helm|monitoring|asan|image-test|clean]
+# build.sh [build|dist|chart|image|deploy|test|demo|bench|bytes|unit|standin|e2e|helm|monitoring|asan|image-test|clean]
 # Installs what the build needs (Debian 12, as root), builds BearSSL 0.6 from Debian's source
 # package with musl, and links build/noderecover static; dist cross-builds the same sources for
 # amd64, arm64 and armhf, image packs them into one OCI archive. See README.md.
@@ -43,11 +43,16 @@ need_packages() {
 
 # BearSSL from Debian's source package, compiled with a musl-gcc wrapper (ARCH's, or the native
 # one): Debian's libbearssl.a is built against glibc's fortified string functions (__memcpy_chk,
-# ...) that musl does not have. bearssl [ARCH]: the native one in $BEARSSL, others beside it.
+# ...) that musl does not have. No unwind tables: C without exceptions never unwinds, and they
+# were 12 KB of the binary. Never -flto here: BearSSL keeps some constant-time helpers (br_ccopy)
+# in files of their own so that no compiler sees through them. A library built with other flags
+# is built again. bearssl [ARCH]: the native one in $BEARSSL, others beside it.
+BEARSSL_CFLAGS="-Os -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables"
 bearssl() {
 	arch=${1:-}
 	lib=$BEARSSL${arch:+-$arch}
-	[ -f "$lib/libbearssl.a" ] && return 0
+	[ -f "$lib/libbearssl.a" ] && [ "$(cat "$lib/cflags" 2>/dev/null)" = "$BEARSSL_CFLAGS" ] && return 0
+	rm -rf "$lib"
 	if ! grep -rqs '^Types: deb-src' /etc/apt/sources.list.d/ && ! grep -qs '^deb-src' /etc/apt/sources.list; then
 		say "adding Debian's bookworm source index (deb-src) for BearSSL's source package"
 		cat > /etc/apt/sources.list.d/noderecover-src.sources <<'SRC'
@@ -69,8 +74,9 @@ SRC
 	say "building BearSSL with $cc from $src"
 	mkdir -p "$lib"
 	make -s -C "$src" -j2 lib CC="$cc" AR="$(gnu_tool "$arch" ar)" BUILD="$top/$lib/out" \
-		CFLAGS="-Os -ffunction-sections -fdata-sections" >/dev/null
+		CFLAGS="$BEARSSL_CFLAGS" >/dev/null
 	cp "$lib/out/libbearssl.a" "$lib/libbearssl.a"
+	echo "$BEARSSL_CFLAGS" > "$lib/cflags"
 }
 
 # musl-gcc does not search /usr/include (glibc's); jsmn's header is linked in on its own.
@@ -120,18 +126,27 @@ need_cross() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }
 
-# compile CC BEARSSL_DIR OUT: the static, stripped binary: musl, BearSSL, -Os, unused sections
-# dropped. The same line for every architecture.
+# compile CC BEARSSL_DIR OUT [FLAG...]: the static, stripped binary: musl, BearSSL, -Os, unused
+# sections dropped; FLAGs are added (a link map for bench/bytes.sh). The same line for every
+# architecture. For size: link-time optimization across our files (one partition: the same bytes
+# every build); position-dependent code, as the binary is static and not PIE; one read-only
+# executable segment for headers, code and constants (-z noseparate-code: a second one costs up
+# to a page, 64 KiB on arm64); no RELRO, which musl's static start-up never applies, so its page
+# alignment bought nothing, and the data segment packed after the code (common-page-size).
 compile() {
-	"$1" -std=c11 -D_DEFAULT_SOURCE -pthread -Os $WARN -DNODERECOVER_VERSION="\"$VERSION\"" -DNODERECOVER_IMAGE="\"$IMAGE\"" \
+	cc=$1 lib=$2 out=$3
+	shift 3
+	"$cc" -std=c11 -D_DEFAULT_SOURCE -pthread -Os $WARN -DNODERECOVER_VERSION="\"$VERSION\"" -DNODERECOVER_IMAGE="\"$IMAGE\"" \
 		-ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables -I/usr/include/bearssl -I$DEPS/include \
-		-static -s -Wl,--gc-sections -o "$3" noderecover.c $LIB "$2/libbearssl.a"
+		-flto -flto-partition=one -fno-pie -no-pie -static -s -Wl,--gc-sections \
+		-Wl,-z,noseparate-code -Wl,-z,norelro -Wl,-z,common-page-size=64 \
+		"$@" -o "$out" noderecover.c $LIB "$lib/libbearssl.a"
 }
 
 build() {
 	deps
 	mkdir -p $B
-	compile musl-gcc $BEARSSL $B/noderecover
+	compile musl-gcc $BEARSSL $B/noderecover -Wl,-Map=$B/noderecover.map
 	say "built $B/noderecover ($(wc -c < $B/noderecover) bytes)"
 }
 
@@ -148,12 +163,34 @@ dist() {
 			cp $B/noderecover "$bin"
 		else
 			bearssl "$a"
-			compile "$(musl_cc "$a")" "$BEARSSL-$a" "$bin"
+			mkdir -p $B/maps
+			compile "$(musl_cc "$a")" "$BEARSSL-$a" "$bin" -Wl,-Map=$B/maps/noderecover-linux-$a.map
 		fi
 		say "built $bin ($(wc -c < "$bin") bytes)"
 	done
 	chart
 	(cd $DIST && sha256sum noderecover-$VERSION-linux-* noderecover-$VERSION.tgz noderecover-$VERSION-helmchart.yaml > SHA256SUMS)
+}
+
+# What the bytes of build/noderecover are (bench/bytes.py, from the link maps): the same line
+# linked again without LTO, its objects named after their sources, for our bytes by file; the
+# cross-built maps of `dist`, when there, for the other architectures. BYTES_UPDATE=1 also
+# rewrites that part of BENCHMARKS.md.
+bytes() {
+	build
+	mkdir -p $B/bytes
+	(cd $B/bytes && rm -f ./*.o ./*.i ./*.s)
+	# -save-temps compiles the preprocessed text, whose comments (/* fallthrough */) are gone;
+	# the warnings are the real build's business
+	compile musl-gcc $BEARSSL $B/bytes/noderecover-nolto -fno-lto -save-temps=obj -Wno-implicit-fallthrough \
+		-Wl,-Map=$B/bytes/noderecover-nolto.map
+	set -- --nolto-map $B/bytes/noderecover-nolto.map --arch "$(native_arch)=$B/noderecover:$B/noderecover.map"
+	for a in $ARCHES; do
+		[ "$a" = "$(native_arch)" ] || [ ! -f $B/maps/noderecover-linux-$a.map ] ||
+			set -- "$@" --arch "$a=$DIST/noderecover-$VERSION-linux-$a:$B/maps/noderecover-linux-$a.map"
+	done
+	[ "${BYTES_UPDATE:-}" = 1 ] && set -- "$@" --update BENCHMARKS.md
+	python3 bench/bytes.py $B/noderecover $B/noderecover.map "$@"
 }
 
 # OCI image layout pieces. The platform of an image (in its config and in the index).
@@ -402,6 +439,7 @@ e2e) build; need_monitoring_tools; sh tests/e2e/run.sh $B/noderecover ;;
 monitoring) need_monitoring_tools; sh tests/monitoring/run.sh ;;
 demo) build; python3 demo/demo.py $B/noderecover ;;
 bench) build; sh bench/run.sh $B/noderecover ;;
+bytes) bytes ;;
 clean) rm -rf $B ;;
 *) say "unknown command $cmd"; exit 2 ;;
 esac

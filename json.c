@@ -247,7 +247,7 @@ enum {
 };
 /* In S_NUM, sub is where: after '-', after a leading 0, in digits, after '.', ... */
 enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
-/* What a container is, at depth < 6; every container inside an OTHER one is OTHER. */
+/* What a container is, at depth < CTXN; every container inside an OTHER one is OTHER. */
 enum { C_OTHER, C_DOC, C_TOP, C_ENVMETA, C_ITEMS, C_ITEM, C_META, C_SPEC, C_STATUS, C_LABELS, C_ANNS,
 	C_STREAM, C_EVENT };
 /* Keys of the envelope and of a watch event; in an item a key is a mask of the members
@@ -258,7 +258,7 @@ enum { SEEN_ITEMS = 1, SEEN_ENVMETA = 2, SEEN_CONT = 4, SEEN_RV = 8, SEEN_TYPE =
 /* The string being read: 0 a value, 1 a key; capture: 0, into keybuf, cont, rv or type. */
 enum { CAP_NONE, CAP_KEY, CAP_CONT, CAP_RV, CAP_TYPE };
 
-#define CTXN 6
+#define CTXN JSON_CTX_DEPTH
 
 static const char *doc_name(const struct json_list *l)
 {

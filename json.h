@@ -14,6 +14,7 @@
 #define JSON_DEPTH_MAX 64
 #define JSON_CONTINUE_MAX 4096
 #define JSON_KEY_MAX 320 /* a label key is at most 317 bytes */
+#define JSON_CTX_DEPTH 6  /* the depths whose containers the scanner tells apart (the list down to an item's labels) */
 
 /*
  * The members of a Node the scanner notes, as spans of its item (at 0: absent, at is where the
@@ -123,8 +124,8 @@ struct json_list {
 	uint32_t u;               /* the \u escape being read */
 	const char *lit;          /* the literal being read */
 	size_t off, size, mark, caplen;
-	unsigned char kind[6];    /* what the container at depth d < 6 is */
-	unsigned short memb[6];   /* and what its member being read is */
+	unsigned char kind[JSON_CTX_DEPTH];  /* what the container at depth d < JSON_CTX_DEPTH is */
+	unsigned short memb[JSON_CTX_DEPTH]; /* and what its member being read is */
 	char keybuf[JSON_KEY_MAX]; /* a key of the envelope or of an item's first levels, as written */
 	const char *look[5];      /* the keys looked for in labels and annotations, and their lengths */
 	size_t looklen[5];

@@ -147,7 +147,7 @@ int kube_init(struct kube *k, const struct kube_target *t, volatile sig_atomic_t
 	    t->key_len, err, errlen) < 0)
 		return -1;
 	if (http_init(&k->http, &k->tls, host, port, t->tls_server_name) < 0) {
-		text_fail(err, errlen, "server name '%.256s' is too long", host);
+		text_fail(err, errlen, "%s", k->http.err);
 		goto failed;
 	}
 	k->http.stop = k->stop;

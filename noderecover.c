@@ -311,6 +311,7 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	/* the sockets send with MSG_NOSIGNAL; a closed stdout or stderr pipe must give EPIPE, not kill */
 	signal(SIGPIPE, SIG_IGN);
 
 	loop.kc = &kc;

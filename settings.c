@@ -18,11 +18,14 @@
 #define DEFAULT_MAX_UNKNOWN_PERCENT 50
 #define MAX_UNKNOWN_COUNT 1000000000
 #define DEFAULT_POLL 15
+#define MAX_POLL 86400
+#define MAX_RELIST 86400
 #define DEFAULT_PAGE_SIZE 500
 #define MAX_PAGE_SIZE 10000
 #define FILE_MAX (1024 * 1024)
 
-/* One option: its flag and its variable (NULL if none). Every option takes a value. */
+/* One option: its flag and its variable (NULL if none). Every option takes a value, given as
+ * --flag VALUE or --flag=VALUE; --dry-run and --leader-elect may also stand alone. */
 struct opt {
 	const char *flag;
 	const char *env;
@@ -346,13 +349,13 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		}
 	}
 	s->poll = DEFAULT_POLL;
-	if (val[O_POLL] && settings_seconds(from[O_POLL], val[O_POLL], 1, 86400, &s->poll, err, errlen) < 0)
+	if (val[O_POLL] && settings_seconds(from[O_POLL], val[O_POLL], 1, MAX_POLL, &s->poll, err, errlen) < 0)
 		return -1;
 	s->page_size = DEFAULT_PAGE_SIZE;
 	if (val[O_PAGE]) {
 		int64_t n;
 		if (whole(val[O_PAGE], MAX_PAGE_SIZE, &n) < 0 || n < 1)
-			return text_fail(err, errlen, "--page-size '%.32s' is not a whole number between 1 and 10000", val[O_PAGE]);
+			return text_fail(err, errlen, "--page-size '%.32s' is not a whole number between 1 and %d", val[O_PAGE], MAX_PAGE_SIZE);
 		s->page_size = (long)n;
 	}
 	s->max_unknown_percent = DEFAULT_MAX_UNKNOWN_PERCENT;
@@ -373,7 +376,7 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		s->watch = 0;
 	}
 	s->relist = SETTINGS_RELIST_DEFAULT;
-	if (val[O_RELIST] && *val[O_RELIST] && settings_seconds(from[O_RELIST], val[O_RELIST], 1, 86400, &s->relist, err, errlen) < 0)
+	if (val[O_RELIST] && *val[O_RELIST] && settings_seconds(from[O_RELIST], val[O_RELIST], 1, MAX_RELIST, &s->relist, err, errlen) < 0)
 		return -1;
 	s->events = 1;   /* empty: the default, as for the other variables */
 	if (val[O_EVENTS] && *val[O_EVENTS] && strcmp(val[O_EVENTS], "true") != 0) {

@@ -43,12 +43,13 @@ int file_read(const char *path, char *buf, size_t cap, size_t *len)
 {
 	struct stat st;
 	size_t n = 0;
-	/* O_NONBLOCK: a FIFO or a terminal named as a token or certificate must not hang the
-	 * start-up in open(); such a file is refused below. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), e;
+	int fd, e;
 
 	if (cap == 0)
 		return FILE_TOO_LARGE;
+	/* O_NONBLOCK: a FIFO or a terminal named as a token or certificate must not hang the
+	 * start-up in open(); such a file is refused below. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return FILE_UNREADABLE;
 	if (fstat(fd, &st) < 0)

@@ -534,6 +534,27 @@ static const br_x509_class xw_vtable = {
 /* ---- The client engine ---- */
 
 /*
+ * ChaCha20-Poly1305 with the implementations br_ssl_engine_set_default_chapol would choose here,
+ * without linking the fallbacks it can never take on this architecture (2 KB on amd64): SSE2 is
+ * part of every x86-64, and a compiler with 128-bit integers gives BearSSL its ctmulq Poly1305.
+ * Were BearSSL built without them, the link would fail rather than the handshake.
+ */
+static void set_chapol(br_ssl_engine_context *eng)
+{
+	br_ssl_engine_set_chapol(eng, &br_sslrec_in_chapol_vtable, &br_sslrec_out_chapol_vtable);
+#if defined(__x86_64__)
+	br_ssl_engine_set_chacha20(eng, &br_chacha20_sse2_run);
+#else
+	br_ssl_engine_set_chacha20(eng, &br_chacha20_ct_run);
+#endif
+#if defined(__SIZEOF_INT128__)
+	br_ssl_engine_set_poly1305(eng, &br_poly1305_ctmulq_run);
+#else
+	br_ssl_engine_set_poly1305(eng, &br_poly1305_ctmul_run);
+#endif
+}
+
+/*
  * TLS 1.2 only, ECDHE with ECDSA or RSA certificates, AES-GCM and ChaCha20: what
  * kube-apiserver and k3s offer, and far less code than br_ssl_client_init_full pulls in.
  */
@@ -569,7 +590,7 @@ int tls_client_init(struct tls_client *c, const struct tls_creds *t, const char 
 	br_ssl_engine_set_prf_sha256(&sc->eng, &br_tls12_sha256_prf);
 	br_ssl_engine_set_prf_sha384(&sc->eng, &br_tls12_sha384_prf);
 	br_ssl_engine_set_default_aes_gcm(&sc->eng);
-	br_ssl_engine_set_default_chapol(&sc->eng);
+	set_chapol(&sc->eng);
 
 	br_x509_minimal_init(xm, &br_sha256_vtable, t->tas, t->ntas);
 	br_x509_minimal_set_rsa(xm, br_ssl_engine_get_rsavrfy(&sc->eng));

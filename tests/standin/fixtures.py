@@ -6,6 +6,10 @@ labels and annotations k3s sets, managedFields (whose fieldsV1 keys such as
 and status.conditions in an order that varies from node to node. The Ready condition's
 lastHeartbeatTime is kept well before its lastTransitionTime, as it is on a node that
 stopped reporting, so a reader that used the wrong field would act too early.
+
+The k3s shape itself (the label and annotation keys, the image repositories, the conditions'
+reasons and messages) is written here once: tests/unit/json/make_fixtures.py builds the unit
+tests' recorded nodes from the same pieces, with fixed times instead of times relative to now.
 """
 import datetime
 import hashlib
@@ -25,60 +29,70 @@ def rfc3339(seconds_ago, now=None):
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _images(name):
-    imgs = []
-    repos = ["docker.io/rancher/mirrored-pause", "docker.io/rancher/klipper-helm",
-             "docker.io/rancher/mirrored-coredns-coredns", "docker.io/rancher/local-path-provisioner",
-             "docker.io/rancher/mirrored-metrics-server", "docker.io/rancher/klipper-lb",
-             "docker.io/rancher/mirrored-library-traefik", "docker.io/rancher/mirrored-library-busybox",
-             "ghcr.io/actions/gha-runner-scale-set-controller", "ghcr.io/actions/actions-runner",
-             "quay.io/jetstack/cert-manager-controller", "quay.io/jetstack/cert-manager-webhook",
-             "registry.k8s.io/ingress-nginx/controller", "docker.io/library/postgres",
-             "docker.io/library/redis", "docker.io/grafana/grafana", "quay.io/prometheus/prometheus",
-             "quay.io/prometheus/node-exporter", "docker.io/bitnami/kubectl",
-             "ghcr.io/fluxcd/source-controller", "ghcr.io/fluxcd/kustomize-controller",
-             "docker.io/library/nginx", "docker.io/library/alpine", "docker.io/library/debian",
-             "docker.io/library/golang", "docker.io/library/python"]
-    for i, r in enumerate(repos):
-        h = hashlib.sha256((name + r).encode()).hexdigest()
-        tag = "v1.%d.%d" % (i, len(name))
-        imgs.append({"names": ["%s@sha256:%s" % (r, h), "%s:%s" % (r, tag)],
-                     "sizeBytes": 1000000 + i * 7919 * 131})
-    return imgs
+# The images a k3s runner node has pulled, in this order; each has a digest name and a tag name.
+IMAGE_REPOS = ["docker.io/rancher/mirrored-pause", "docker.io/rancher/klipper-helm",
+               "docker.io/rancher/mirrored-coredns-coredns", "docker.io/rancher/local-path-provisioner",
+               "docker.io/rancher/mirrored-metrics-server", "docker.io/rancher/klipper-lb",
+               "docker.io/rancher/mirrored-library-traefik", "docker.io/rancher/mirrored-library-busybox",
+               "ghcr.io/actions/gha-runner-scale-set-controller", "ghcr.io/actions/actions-runner",
+               "quay.io/jetstack/cert-manager-controller", "quay.io/jetstack/cert-manager-webhook",
+               "registry.k8s.io/ingress-nginx/controller", "docker.io/library/postgres",
+               "docker.io/library/redis", "docker.io/grafana/grafana", "quay.io/prometheus/prometheus",
+               "quay.io/prometheus/node-exporter", "docker.io/bitnami/kubectl",
+               "ghcr.io/fluxcd/source-controller", "ghcr.io/fluxcd/kustomize-controller",
+               "docker.io/library/nginx", "docker.io/library/alpine", "docker.io/library/debian",
+               "docker.io/library/golang", "docker.io/library/python", "docker.io/library/node",
+               "docker.io/library/busybox"]
+
+# A condition's reason and message as the kubelet and the node controller write them: the
+# pressure conditions healthy, any condition Unknown, and Ready True or False.
+REASONS = {
+    "MemoryPressure": ("KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+    "DiskPressure": ("KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+    "PIDPressure": ("KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+    "EtcdIsVoter": ("MemberNotLearner", "Node is a voting etcd member"),
+    "Unknown": ("NodeStatusUnknown", "Kubelet stopped posting node status."),
+    "Ready": ("KubeletReady", "kubelet is posting ready status"),
+    "NotReady": ("KubeletNotReady", "container runtime network not ready: NetworkReady=false"),
+}
+
+
+
+def k3s_labels(name):
+    """The labels every k3s node carries, in the order the API server writes them."""
+    return {"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/instance-type": "k3s",
+            "beta.kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+            "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+            "node.kubernetes.io/instance-type": "k3s"}
+
+
+def images(name, repos=IMAGE_REPOS):
+    """status.images of the node name: the repos' images, names and sizes derived from it."""
+    return [{"names": ["%s@sha256:%s" % (r, hashlib.sha256((name + r).encode()).hexdigest()),
+                       "%s:v1.%d.%d" % (r, i, len(name))],
+             "sizeBytes": 1000000 + i * 7919 * 131} for i, r in enumerate(repos)]
+
+
+def condition(typ, status, heartbeat, transition, reason=None, message=None):
+    """One status.conditions entry; reason and message default to REASONS' for typ and status."""
+    key = ("Unknown" if status == "Unknown" else "NotReady" if typ == "Ready" and status == "False" else typ)
+    r, m = REASONS[key]
+    return {"type": typ, "status": status, "lastHeartbeatTime": heartbeat, "lastTransitionTime": transition,
+            "reason": reason or r, "message": message or m}
 
 
 def _conditions(ready, since, order_seed, ready_reason=None):
     now_hb = rfc3339(2)
-    conds = [
-        {"type": "MemoryPressure", "status": "False", "lastHeartbeatTime": now_hb,
-         "lastTransitionTime": rfc3339(86400), "reason": "KubeletHasSufficientMemory",
-         "message": "kubelet has sufficient memory available"},
-        {"type": "DiskPressure", "status": "False", "lastHeartbeatTime": now_hb,
-         "lastTransitionTime": rfc3339(86400), "reason": "KubeletHasNoDiskPressure",
-         "message": "kubelet has no disk pressure"},
-        {"type": "PIDPressure", "status": "False", "lastHeartbeatTime": now_hb,
-         "lastTransitionTime": rfc3339(86400), "reason": "KubeletHasSufficientPID",
-         "message": "kubelet has sufficient PID available"},
-    ]
+    conds = [condition(t, "False", now_hb, rfc3339(86400)) for t in ("MemoryPressure", "DiskPressure", "PIDPressure")]
     if ready is not None:
         if ready == "Unknown":
-            for c in conds:
-                c["status"] = "Unknown"
-                c["reason"] = "NodeStatusUnknown"
-                c["message"] = "Kubelet stopped posting node status."
-                c["lastHeartbeatTime"] = rfc3339(since + 3600)
-                c["lastTransitionTime"] = rfc3339(since)
-            r = {"type": "Ready", "status": "Unknown", "lastHeartbeatTime": rfc3339(since + 3600),
-                 "lastTransitionTime": rfc3339(since), "reason": "NodeStatusUnknown",
-                 "message": "Kubelet stopped posting node status."}
+            conds = [condition(c["type"], "Unknown", rfc3339(since + 3600), rfc3339(since)) for c in conds]
+            r = condition("Ready", "Unknown", rfc3339(since + 3600), rfc3339(since))
         elif ready == "True":
-            r = {"type": "Ready", "status": "True", "lastHeartbeatTime": now_hb,
-                 "lastTransitionTime": rfc3339(since), "reason": "KubeletReady",
-                 "message": "kubelet is posting ready status"}
+            r = condition("Ready", "True", now_hb, rfc3339(since))
         else:
-            r = {"type": "Ready", "status": ready, "lastHeartbeatTime": now_hb,
-                 "lastTransitionTime": rfc3339(since), "reason": ready_reason or "KubeletNotReady",
-                 "message": "container runtime network not ready: NetworkReady=false"}
+            r = condition("Ready", ready, now_hb, rfc3339(since), *REASONS["NotReady"])
+            r["reason"] = ready_reason or r["reason"]
         conds.append(r)
     # vary the order: rotate by a per-node amount, reverse some
     n = order_seed % max(1, len(conds))
@@ -101,12 +115,7 @@ def node(name, ready="True", since=3600, labels=None, taints=None, annotations=N
     no_taints / no_annotations: leave spec.taints / metadata.annotations out entirely.
     """
     seed = int(hashlib.md5(name.encode()).hexdigest(), 16)
-    lab = {
-        "beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/instance-type": "k3s",
-        "beta.kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-        "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-        "node.kubernetes.io/instance-type": "k3s",
-    }
+    lab = k3s_labels(name)
     if server:
         lab[CP_LABEL] = "true"
         lab["node-role.kubernetes.io/master"] = "true"
@@ -170,10 +179,7 @@ def node(name, ready="True", since=3600, labels=None, taints=None, annotations=N
     if extra_conditions:
         conds.extend(extra_conditions)
     if server:
-        conds.insert(seed % (len(conds) + 1), {
-            "type": "EtcdIsVoter", "status": "True", "lastHeartbeatTime": rfc3339(100),
-            "lastTransitionTime": rfc3339(86400), "reason": "MemberNotLearner",
-            "message": "Node is a voting etcd member"})
+        conds.insert(seed % (len(conds) + 1), condition("EtcdIsVoter", "True", rfc3339(100), rfc3339(86400)))
     status = {
         "addresses": [{"type": "InternalIP", "address": ann.get("k3s.io/internal-ip", "10.0.0.9")},
                       {"type": "Hostname", "address": name}],
@@ -183,7 +189,7 @@ def node(name, ready="True", since=3600, labels=None, taints=None, annotations=N
                      "hugepages-2Mi": "0", "memory": "16283236Ki", "pods": "110"},
         "conditions": conds,
         "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
-        "images": _images(name),
+        "images": images(name),
         "nodeInfo": {"architecture": "amd64", "bootID": str(uuid.UUID(int=(seed >> 3) % (1 << 128))),
                      "containerRuntimeVersion": "containerd://2.1.4-k3s1",
                      "kernelVersion": "6.1.0-40-amd64", "kubeProxyVersion": "",

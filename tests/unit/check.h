@@ -6,10 +6,11 @@
  *   static const struct test tests[] = { { "something", t_something }, { 0, 0 } };
  *   int main(int argc, char **argv) { return run_tests("policy", tests, argc, argv); }
  *
- * Prints "NAME: N passed, N failed, N skipped". A test passes when none of its checks failed
- * and it did not call skip(); a skipped test says why and is counted as skipped, never as
- * passed. A name on the command line that is no test fails the run: a misspelt name must not
- * run nothing and exit 0.
+ * Prints "NAME: N passed, N failed, N skipped". A test passes when it made at least one check,
+ * none of them failed, and it did not call skip(); a skipped test says why and is counted as
+ * skipped, never as passed. A test that made no check fails: an early return or an emptied
+ * loop must not pass unseen. A name on the command line that is no test fails the run: a
+ * misspelt name must not run nothing and exit 0.
  */
 #ifndef CHECK_H
 #define CHECK_H
@@ -23,11 +24,13 @@ struct test {
 };
 
 static int check_failures, check_skipped;
+static long check_count;     /* checks made, failed or not */
 
 #define check(cond) check_at((cond), #cond, __FILE__, __LINE__)
 
 static inline int check_at(int ok, const char *what, const char *file, int line)
 {
+	check_count++;
 	if (!ok) {
 		fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what);
 		check_failures++;
@@ -62,6 +65,7 @@ static inline int run_tests(const char *suite, const struct test *tests, int arg
 		if (!want)
 			continue;
 		int before = check_failures;
+		long made = check_count;
 		check_skipped = 0;
 		t->fn();
 		if (check_failures != before) {
@@ -70,6 +74,9 @@ static inline int run_tests(const char *suite, const struct test *tests, int arg
 		} else if (check_skipped) {
 			skipped++;
 			fprintf(stderr, "%s: SKIP %s\n", suite, t->name);
+		} else if (check_count == made) {
+			failed++;
+			fprintf(stderr, "%s: FAIL %s: it made no check\n", suite, t->name);
 		} else {
 			passed++;
 		}

@@ -302,6 +302,20 @@ static void t_settings_seconds(void)
 	    strcmp(err, "--poll '25h' is longer than 24h, the most it takes") == 0);
 }
 
+/* The largest poll and page size are accepted, one more is refused, and the message states
+ * the bound the code enforces (it was once written beside the constant, free to drift). */
+static void t_bounds_in_messages(void)
+{
+	struct settings s;
+
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--poll", "86400")) == 0 && s.poll == 86400);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--poll", "86401")) == -1 &&
+	    strstr(err, "longer than 24h") != NULL);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--page-size", "10000")) == 0 && s.page_size == 10000);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--page-size", "10001")) == -1 &&
+	    strstr(err, "between 1 and 10000") != NULL);
+}
+
 static void t_help_and_version(void)
 {
 	struct settings s;
@@ -555,6 +569,7 @@ static const struct test tests[] = {
 	{ "refusals", t_refusals },
 	{ "durations", t_durations },
 	{ "settings_seconds", t_settings_seconds },
+	{ "bounds_in_messages", t_bounds_in_messages },
 	{ "help_and_version", t_help_and_version },
 	{ "explicit_target", t_explicit_target },
 	{ "pod_self_node", t_pod_self_node },

@@ -65,6 +65,30 @@ static void t_not_regular(void)
 	check(strstr(err, "No such file") != NULL);
 }
 
+/* The lowest free descriptor: one more file left open moves it. */
+static int lowest_fd(void)
+{
+	int fd = dup(0);
+
+	if (fd >= 0)
+		close(fd);
+	return fd;
+}
+
+/* Must-fail: no room for even the terminator is refused before anything is opened, and a
+ * refused read leaves no descriptor behind (file_read once opened first and returned open). */
+static void t_no_room_no_descriptor(void)
+{
+	char buf[4];
+	size_t n;
+	int before = lowest_fd();
+
+	check(before >= 0);
+	check(file_read(make("eight", 8), buf, 0, &n) == FILE_TOO_LARGE);
+	check(file_read(make("eight", 8), buf, sizeof buf, &n) == FILE_TOO_LARGE);
+	check(lowest_fd() == before);
+}
+
 static void t_free_twice(void)
 {
 	struct kube_target t;
@@ -97,6 +121,7 @@ static const struct test tests[] = {
 	{ "token_ok", t_token_ok },
 	{ "bounds", t_bounds },
 	{ "not_regular", t_not_regular },
+	{ "no_room_no_descriptor", t_no_room_no_descriptor },
 	{ "free_twice", t_free_twice },
 	{ 0, 0 }
 };

@@ -34,18 +34,32 @@ static void t_time(void)
 		if (!check(strcmp(got, want) == 0))
 			fprintf(stderr, "  %lld: got %s, want %s\n", (long long)fixed[i], got, want);
 	}
-	/* every 7919 s over 1970-2100: each day, hour and leap day is crossed */
-	for (int64_t s = 0; s < 4102444800; s += 7919 * 37) {
+	/*
+	 * Every day of 1970-2099 once, at an hour that moves on by one each day (so each hour falls
+	 * on every weekday, month and year) and a minute and second that wander; the loop counts
+	 * what it crossed, so a shorter loop cannot pass.
+	 */
+	int days = 0, leap_days = 0, hours[24] = { 0 }, all_hours = 1, wrong = 0;
+	for (int64_t d = 0; d < 4102444800 / 86400; d++) {
+		int64_t s = d * 86400 + (d % 24) * 3600 + (d * 7919) % 3600;
 		time_t t = (time_t)s;
 		struct tm tm;
 		gmtime_r(&t, &tm);
 		strftime(want, sizeof want, "%Y-%m-%dT%H:%M:%SZ", &tm);
 		text_time(got, s);
-		if (!check(strcmp(got, want) == 0)) {
+		if (!wrong && strcmp(got, want) != 0) {
 			fprintf(stderr, "  %lld: got %s, want %s\n", (long long)s, got, want);
-			break;
+			wrong = 1;
 		}
+		days++;
+		leap_days += tm.tm_mon == 1 && tm.tm_mday == 29;
+		hours[tm.tm_hour]++;
 	}
+	check(!wrong);
+	for (int h = 0; h < 24; h++)
+		all_hours &= hours[h] > 0;
+	check(days == 47482 && all_hours);   /* 130 years of days, 32 of them leap years */
+	check(leap_days == 32);              /* 1972 ... 2096; 2100 is no leap year and is past the end */
 }
 
 

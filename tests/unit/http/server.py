@@ -1,48 +1,25 @@
 # server.py CERT KEY [CLIENT_CA|-] [HOST]: a tiny TLS HTTP/1.1 server for test_http.
 # Prints its port, then serves one connection at a time. The path picks the behaviour.
-import socket, ssl, sys, time
+import os, sys, time
+
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import tlsserve  # noqa: E402  (tests/unit/tlsserve.py)
 
 cert, key = sys.argv[1], sys.argv[2]
 client_ca = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "-" else None
 host = sys.argv[4] if len(sys.argv) > 4 else "127.0.0.1"
-
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-ctx.load_cert_chain(cert, key)
-if client_ca:
-    ctx.verify_mode = ssl.CERT_REQUIRED
-    ctx.load_verify_locations(client_ca)
-try:
-    ls = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind((host, 0))
-except OSError:
-    print("unavailable", flush=True)
-    sys.exit(0)
-ls.listen(8)
-print(ls.getsockname()[1], flush=True)
+ctx, ls = tlsserve.listen(cert, key, client_ca, host)
 
 conns = 0
 drop = 0
 
 
 def read_request(f):
-    line = f.readline()
-    if not line:
+    req = tlsserve.read_request(f)
+    if req is None:
         return None
-    head = [line]
-    length = 0
-    while True:
-        h = f.readline()
-        if not h:
-            return None
-        head.append(h)
-        if h in (b"\r\n", b"\n"):
-            break
-        name, _, value = h.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value.strip())
-    body = f.read(length) if length else b""
-    return line.split()[1].decode(), b"".join(head), body
+    head, body = req
+    return head.split(b" ", 2)[1].decode(), head, body
 
 
 def send(s, status, body, extra=b""):
@@ -109,19 +86,9 @@ def serve(s):
             send(s, b"404 Not Found", b"no such path")
 
 
-while True:
-    c, _ = ls.accept()
+def accepted():
+    global conns
     conns += 1
-    try:
-        s = ctx.wrap_socket(c, server_side=True)
-    except (ssl.SSLError, OSError):
-        c.close()
-        continue
-    try:
-        serve(s)
-    except (ssl.SSLError, OSError):
-        pass
-    try:
-        s.close()
-    except OSError:
-        pass
+
+
+tlsserve.serve_forever(ctx, ls, serve, accepted)

@@ -5,30 +5,18 @@ Shaped like `kubectl get node -o json` of a k3s v1.34 cluster, compact as the AP
 them: ~13 labels, k3s and flannel annotations, 4 managedFields entries with fieldsV1 (whose
 keys like k:{"type":"Ready"} trip naive scanners), ~28 images of two names each, nodeInfo, and
 conditions in a different order on each node. Times are fixed, so the expected facts in
-test_json.c are constants. The files are committed; this script is how they were made.
+test_json.c are constants. The files are committed; this script is how they were made. The k3s
+shape (keys, images, the conditions' reasons and messages) comes from tests/standin/fixtures.py,
+which writes it once for the stand-in's nodes too.
 """
 import hashlib
 import json
+import os
+import sys
 
-CP = "node-role.kubernetes.io/control-plane"
-ETCD = "node-role.kubernetes.io/etcd"
-ANN = "github-runner.exadev/out-of-service-applied-at"
-PRUNE = "github-runner.exadev.io/removable"
-OOS = "node.kubernetes.io/out-of-service"
-
-REPOS = ["docker.io/rancher/mirrored-pause", "docker.io/rancher/klipper-helm",
-         "docker.io/rancher/mirrored-coredns-coredns", "docker.io/rancher/local-path-provisioner",
-         "docker.io/rancher/mirrored-metrics-server", "docker.io/rancher/klipper-lb",
-         "docker.io/rancher/mirrored-library-traefik", "docker.io/rancher/mirrored-library-busybox",
-         "ghcr.io/actions/gha-runner-scale-set-controller", "ghcr.io/actions/actions-runner",
-         "quay.io/jetstack/cert-manager-controller", "quay.io/jetstack/cert-manager-webhook",
-         "registry.k8s.io/ingress-nginx/controller", "docker.io/library/postgres",
-         "docker.io/library/redis", "docker.io/grafana/grafana", "quay.io/prometheus/prometheus",
-         "quay.io/prometheus/node-exporter", "docker.io/bitnami/kubectl",
-         "ghcr.io/fluxcd/source-controller", "ghcr.io/fluxcd/kustomize-controller",
-         "docker.io/library/nginx", "docker.io/library/alpine", "docker.io/library/debian",
-         "docker.io/library/golang", "docker.io/library/python", "docker.io/library/node",
-         "docker.io/library/busybox"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "standin"))
+from fixtures import (CP_LABEL as CP, ETCD_LABEL as ETCD, DEFAULT_ANNOTATION as ANN,  # noqa: E402
+                      DEFAULT_PRUNE_LABEL as PRUNE, OOS_KEY as OOS, condition, images, k3s_labels)
 
 
 def h(s, n=64):
@@ -40,50 +28,21 @@ def uid(s):
     return "%s-%s-%s-%s-%s" % (x[:8], x[8:12], x[12:16], x[16:20], x[20:])
 
 
-def images(name):
-    return [{"names": ["%s@sha256:%s" % (r, h(name + r)), "%s:v1.%d.%d" % (r, i, len(name))],
-             "sizeBytes": 1000000 + i * 7919 * 131} for i, r in enumerate(REPOS)]
-
-
-def cond(typ, status, hb, tt, reason, msg):
-    return {"type": typ, "status": status, "lastHeartbeatTime": hb, "lastTransitionTime": tt,
-            "reason": reason, "message": msg}
-
-
 def conditions(ready, ready_since, hb, order):
-    c = {
-        "MemoryPressure": cond("MemoryPressure", "False", hb, "2026-11-27T08:14:02Z",
-                               "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-        "DiskPressure": cond("DiskPressure", "False", hb, "2026-11-27T08:14:02Z",
-                             "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-        "PIDPressure": cond("PIDPressure", "False", hb, "2026-11-27T08:14:02Z",
-                            "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-        "EtcdIsVoter": cond("EtcdIsVoter", "True", hb, "2026-11-27T08:15:40Z",
-                            "MemberNotLearner", "Node is a voting etcd member"),
-    }
+    c = {t: condition(t, "False", hb, "2026-11-27T08:14:02Z") for t in ("MemoryPressure", "DiskPressure", "PIDPressure")}
+    c["EtcdIsVoter"] = condition("EtcdIsVoter", "True", hb, "2026-11-27T08:15:40Z")
     if ready == "Unknown":
         for k in ("MemoryPressure", "DiskPressure", "PIDPressure"):
-            c[k].update(status="Unknown", reason="NodeStatusUnknown",
-                        message="Kubelet stopped posting node status.", lastTransitionTime=ready_since)
-        c["Ready"] = cond("Ready", "Unknown", hb, ready_since, "NodeStatusUnknown",
-                          "Kubelet stopped posting node status.")
-    elif ready == "True":
-        c["Ready"] = cond("Ready", "True", hb, ready_since, "KubeletReady", "kubelet is posting ready status")
-    elif ready == "False":
-        c["Ready"] = cond("Ready", "False", hb, ready_since, "KubeletNotReady",
-                          "container runtime network not ready: NetworkReady=false")
+            c[k] = condition(k, "Unknown", hb, ready_since)
+    if ready is not None:
+        c["Ready"] = condition("Ready", ready, hb, ready_since)
     return [c[k] for k in order if k in c]
 
 
 def node(name, ip, rv, ready, ready_since, order, server=False, taints=None, extra_labels=None,
          extra_ann=None, no_annotations=False, hb="2026-11-30T03:01:58Z"):
-    labels = {
-        "beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/instance-type": "k3s",
-        "beta.kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-        "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-        "node.kubernetes.io/instance-type": "k3s",
-        "topology.kubernetes.io/region": "eu-west", "topology.kubernetes.io/zone": "eu-west-1a",
-    }
+    labels = dict(k3s_labels(name), **{"topology.kubernetes.io/region": "eu-west",
+                                       "topology.kubernetes.io/zone": "eu-west-1a"})
     if server:
         labels.update({CP: "true", ETCD: "true", "node-role.kubernetes.io/master": "true"})
     else:
