@@ -710,8 +710,10 @@ WATCH_UNKNOWN = [0, 10, 20, 30, 40]  # nodes turned Unknown by an event, 3 s apa
 
 
 def knows_watch(binary):
-    r = subprocess.run([binary, "help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    return b"--watch" in r.stdout
+    """Whether the binary knows --watch: `manifests --watch=false` is accepted."""
+    r = subprocess.run([binary, "manifests", "--taint-after", "300", "--watch=false"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return r.returncode == 0
 
 
 def proc_cpu(pid):

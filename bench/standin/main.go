@@ -253,6 +253,10 @@ func (c *cluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (c *cluster) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	if fs := q.Get("fieldSelector"); fs != "" {
+		c.listOne(w, fs)
+		return
+	}
 	limit := 0
 	if s := q.Get("limit"); s != "" {
 		v, err := strconv.Atoi(s)

@@ -10,10 +10,12 @@
 //	GET /watch?n=N&unknown=I,J,..    the next watch turns node I Ready=Unknown (an event whose
 //	                                 lastTransitionTime is a whole second, sent on that second),
 //	                                 then J 3 s later, ...; /stats gives when each was patched
+//	                                 (a stream the client drops hands the rest to its next watch)
 //
 // Later watches, and an unarmed one, send bookmarks only. It never changes the nodes a list
 // serves (the pages are serialized once); an event changes only the resourceVersion a PATCH
-// must test for that node, as on a real server.
+// must test for that node (and a list selecting it by name serves), as on a real server, until
+// the next /watch puts them back as listed.
 package main
 
 import (
@@ -53,6 +55,13 @@ type watchState struct {
 const bookmarkEvery = 30 * time.Second
 
 func (c *cluster) arm(p *watchPlan) {
+	// The lists serve the nodes as made: a PATCH tests those resourceVersions again.
+	c.mu.Lock()
+	for i := range c.nodes {
+		a, b := rvSpan(c.nodes[i])
+		c.rvs[i] = string(c.nodes[i][a:b])
+	}
+	c.mu.Unlock()
 	c.ws.mu.Lock()
 	defer c.ws.mu.Unlock()
 	c.ws.plan = p
@@ -95,12 +104,42 @@ func (c *cluster) notePatched(i int) {
 	}
 }
 
+// listOne answers a list that selects one node by name (metadata.name=NAME, how noderecover
+// reads a node again after a refused PATCH) with that node at its current resourceVersion.
+func (c *cluster) listOne(w http.ResponseWriter, fs string) {
+	name := strings.TrimPrefix(fs, "metadata.name=")
+	i, ok := c.index[name]
+	if name == fs || !ok {
+		c.st.other.Add(1)
+		status(w, 400, "BadRequest", "only metadata.name=NAME of a node is served here")
+		return
+	}
+	c.mu.Lock()
+	rv := c.rvs[i]
+	c.mu.Unlock()
+	bw := bufio.NewWriter(w)
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(bw, `{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"%d"},"items":[`, c.nextRV())
+	a, b := rvSpan(c.nodes[i])
+	bw.Write(c.nodes[i][:a])
+	bw.WriteString(rv)
+	bw.Write(c.nodes[i][b:])
+	bw.WriteString("]}\n")
+	bw.Flush()
+	c.st.lists.Add(1)
+}
+
+// rvSpan is where the value of metadata.resourceVersion lies in a node's JSON.
+func rvSpan(node []byte) (int, int) {
+	const key = `"resourceVersion":"`
+	a := strings.Index(string(node[:512]), key) + len(key)
+	return a, a + strings.IndexByte(string(node[a:a+32]), '"')
+}
+
 // writeEvent writes a MODIFIED event of node i (its JSON, kind and apiVersion added, with
 // resourceVersion rv) into bw.
 func (c *cluster) writeEvent(bw *bufio.Writer, node []byte, rv string) {
-	const key = `"resourceVersion":"`
-	a := strings.Index(string(node[:512]), key) + len(key)
-	b := a + strings.IndexByte(string(node[a:a+32]), '"')
+	a, b := rvSpan(node)
 	bw.WriteString(`{"type":"MODIFIED","object":{"kind":"Node","apiVersion":"v1",`)
 	bw.Write(node[1:a])
 	bw.WriteString(rv)
@@ -187,17 +226,31 @@ func (c *cluster) watch(w http.ResponseWriter, r *http.Request) {
 			}
 			at := time.Now().Add(wait).Truncate(time.Second)
 			time.Sleep(time.Until(at))
+			if r.Context().Err() != nil { // gone while we waited
+				c.ws.mu.Lock()
+				if c.ws.plan == nil {
+					c.ws.plan = &watchPlan{unknown: plan.unknown[k:]}
+				}
+				c.ws.mu.Unlock()
+				return
+			}
 			rv := strconv.Itoa(c.nextRV())
 			b, _ := json.Marshal(unknownSince(makeNode(i, c.made, 0), at))
 			c.mu.Lock()
 			c.rvs[i] = rv
 			c.mu.Unlock()
 			c.writeEvent(bw, b, rv)
+			ok := flush()
 			c.ws.mu.Lock()
-			c.ws.unknownAt[i] = at
-			c.ws.events++
+			if ok {
+				c.ws.unknownAt[i] = at
+				c.ws.events++
+			} else if c.ws.plan == nil {
+				// the client dropped the stream: the next watch carries on from this node
+				c.ws.plan = &watchPlan{unknown: plan.unknown[k:]}
+			}
 			c.ws.mu.Unlock()
-			if !flush() {
+			if !ok {
 				return
 			}
 		}
