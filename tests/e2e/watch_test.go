@@ -707,6 +707,11 @@ func scenarioWatchRestart(t *testing.T, c *cluster, tokenFile string) {
 		t.Fatalf("audit: the watcher read no node after the restart")
 	}
 	requireWatch(t, c, user, down, "scenario 16, after the restart")
+	// The backoff tops at 30 s (with jitter): a watcher that takes longer to read again is
+	// not resuming, it is waiting for something else (a poll).
+	if back.Sub(up) > 40*time.Second {
+		t.Errorf("the watcher read nodes again %s after kube-apiserver was ready, more than 40 s (backoff at most 30 s)", fmtSeconds(back.Sub(up)))
+	}
 	cleared := firstPatch(t, c, user, returns, down)
 	tainted := firstPatch(t, c, user, dies, down)
 	clearLate := cleared.Sub(latest(readyRet, back))
