@@ -24,7 +24,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
@@ -69,20 +68,8 @@ func startRelay(t *testing.T, target string) *relay {
 					cc.Close()
 					return
 				}
-				go func() { n, _ := io.Copy(sc, cc); r.up.Add(n); sc.Close() }()
-				buf := make([]byte, 64*1024)
-				for {
-					n, err := sc.Read(buf)
-					if n > 0 {
-						r.down.Add(int64(n))
-						if _, werr := cc.Write(buf[:n]); werr != nil {
-							break
-						}
-					}
-					if err != nil {
-						break
-					}
-				}
+				go func() { pipe(cc, sc, &r.up); sc.Close() }()
+				pipe(sc, cc, &r.down)
 				cc.Close()
 				sc.Close()
 			}()
@@ -90,6 +77,23 @@ func startRelay(t *testing.T, target string) *relay {
 	}()
 	t.Cleanup(func() { ln.Close() })
 	return r
+}
+
+// pipe copies from to to, counting each read into n as it passes (not when the connection ends).
+func pipe(from, to net.Conn, n *atomic.Int64) {
+	buf := make([]byte, 64*1024)
+	for {
+		k, err := from.Read(buf)
+		if k > 0 {
+			n.Add(int64(k))
+			if _, werr := to.Write(buf[:k]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 func (r *relay) url() string { return "https://" + r.ln.Addr().String() }
