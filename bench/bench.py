@@ -362,6 +362,7 @@ def main():
         extra = {}
         if not a.no_profile:
             extra = profiles(a, srv, ns, out, ca, tok, token, problems)
+        extra["watch"] = watch_bench(a, srv, ns, out, ca, tok, binary, problems)
     finally:
         srv.stop()
         log.close()
@@ -703,6 +704,166 @@ def map_origins(path):
     return out
 
 
+WATCH_EVENTS = 100000  # MODIFIED events streamed at each N
+WATCH_AFTER = 2        # --taint-after of the Unknown-to-taint run, seconds
+WATCH_UNKNOWN = [0, 10, 20, 30, 40]  # nodes turned Unknown by an event, 3 s apart
+
+
+def knows_watch(binary):
+    """Whether the binary knows --watch: `manifests --watch=false` is accepted."""
+    r = subprocess.run([binary, "manifests", "--taint-after", "300", "--watch=false"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return r.returncode == 0
+
+
+def proc_cpu(pid):
+    """utime + stime of a live process, seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        s = f.read()
+    f = s[s.rindex(")") + 2:].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_status(pid, key):
+    """A kB figure of /proc/PID/status (VmHWM, VmRSS), in KiB."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return -1
+
+
+def wait_for(what, cond, timeout):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise RuntimeError("timed out waiting for " + what)
+        time.sleep(0.05)
+
+
+def watch_bench(a, srv, ns, out, ca, tok, binary, problems):
+    """`noderecover run` following the stand-in's watch: at each N >= 1000, CPU per 1000 events
+    and peak RSS (VmHWM) while WATCH_EVENTS MODIFIED events stream by as fast as it reads them;
+    at the smallest such N, the time from a node's Unknown (an event) to its PATCH."""
+    sizes = [n for n in ns if n >= 1000] or [max(ns)]
+    if not knows_watch(binary):
+        say("the binary has no --watch: no watch rows")
+        return {"skipped": "the binary has no --watch (it only polls)"}
+    res = {"rows": [], "events": WATCH_EVENTS}
+    for n in sizes:
+        url = srv.url(n)
+        srv.get("/watch?n=%d&events=%d&hold=1" % (n, WATCH_EVENTS))
+        before = srv.stats()[n]
+        err = open(os.path.join(out, "watch-%d.err" % n), "wb")
+        p = subprocess.Popen([binary, "run", "--server", url, "--ca-file", ca, "--token-file", tok,
+                              "--self-node", "none", "--taint-after", "999999", "--poll", "3600"],
+                             stdout=err, stderr=err)
+        try:
+            wait_for("the watch at N=%d" % n, lambda: srv.stats()[n]["watching"] >= 1 or p.poll() is not None, 120)
+            if p.poll() is not None:
+                raise RuntimeError("noderecover exited %s before it watched" % p.returncode)
+            time.sleep(0.3)
+            hwm_list = proc_status(p.pid, "VmHWM")
+            c0, t0 = proc_cpu(p.pid), time.monotonic()
+            srv.get("/go?n=%d" % n)
+            wait_for("%d events at N=%d" % (WATCH_EVENTS, n),
+                     lambda: srv.stats()[n]["streamed"] > before["streamed"] or p.poll() is not None, 600)
+            # the socket buffers still hold some: until its CPU stops moving
+            last = -1
+            while True:
+                time.sleep(0.3)
+                c = proc_cpu(p.pid)
+                if c == last:
+                    break
+                last = c
+            c1, t1 = last, time.monotonic()
+            hwm = proc_status(p.pid, "VmHWM")
+            after = srv.stats()[n]
+            alive = p.poll() is None
+        except (RuntimeError, OSError) as e:
+            problems.append("watch N=%d: %s" % (n, e))
+            say("PROBLEM watch N=%d: %s" % (n, e))
+            p.kill()
+            p.wait()
+            err.close()
+            continue
+        p.terminate()
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        err.close()
+        if not alive:
+            problems.append("watch N=%d: noderecover exited during the stream" % n)
+        row = {"n": n, "cpu": c1 - c0, "wall": t1 - t0, "hwm_kib": hwm, "hwm_list_kib": hwm_list,
+               "bytes": after["written"] - before["written"], "events": after["events"] - before["events"],
+               "stream_s": after["stream_us"] / 1e6, "ok": alive}
+        row["cpu_per_1000"] = row["cpu"] / max(row["events"], 1) * 1000
+        row["budget_kib"] = 1024 + n * 128 / 1024
+        res["rows"].append(row)
+        say("watch N=%d: %d events, %.3f s CPU (%.1f ms per 1000), VmHWM %d KiB (after the list %d KiB; budget %d KiB)" % (
+            n, row["events"], row["cpu"], row["cpu_per_1000"] * 1000, hwm, hwm_list, row["budget_kib"]))
+
+    # Unknown to taint: nodes turned Unknown by an event on a whole second, --taint-after WATCH_AFTER.
+    n = sizes[0]
+    srv.get("/watch?n=%d&unknown=%s" % (n, ",".join(map(str, WATCH_UNKNOWN))))
+    err = open(os.path.join(out, "watch-taint-%d.err" % n), "wb")
+    p = subprocess.Popen([binary, "run", "--server", srv.url(n), "--ca-file", ca, "--token-file", tok,
+                          "--self-node", "none", "--taint-after", str(WATCH_AFTER), "--poll", "3600"],
+                         stdout=err, stderr=err)
+    lat = {}
+    try:
+        def patched():
+            v = srv.stats()[n]["unknown_patched_us"]
+            got = dict(kv.split(":") for kv in v.split(",") if kv)
+            lat.update({int(k): int(us) for k, us in got.items()})
+            return len(lat) == len(WATCH_UNKNOWN) and all(us >= 0 for us in lat.values())
+        wait_for("the Unknown nodes tainted", lambda: patched() or p.poll() is not None, 60 + 3 * len(WATCH_UNKNOWN))
+    except RuntimeError as e:
+        problems.append("watch, Unknown to taint: %s" % e)
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        err.close()
+    res["taint_n"] = n
+    res["taint_after"] = WATCH_AFTER
+    res["taint_late_s"] = sorted((us / 1e6 - WATCH_AFTER) for us in lat.values() if us >= 0)
+    say("watch: Unknown to taint, past the %d s threshold: %s" % (
+        WATCH_AFTER, ", ".join("%.3f s" % x for x in res["taint_late_s"])))
+    return res
+
+
+def watch_section(w):
+    """The report's lines for watch_bench's result."""
+    if not w:
+        return []
+    L = ["Following a watch (`noderecover run`, the stand-in's watch):", ""]
+    if w.get("skipped"):
+        return L + ["- not measured: %s." % w["skipped"], ""]
+    L.append("| N | events | CPU s | CPU per 1000 events | bytes read | peak RSS (VmHWM) | after the first list | budget 1 MiB + 128 B/node |")
+    L.append("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in w["rows"]:
+        L.append("| %d | %d | %.3f | %.1f ms | %s | %.2f MiB | %.2f MiB | %.2f MiB: %s |" % (
+            r["n"], r["events"], r["cpu"], r["cpu_per_1000"] * 1000, fmt_bytes(r["bytes"]), r["hwm_kib"] / 1024,
+            r["hwm_list_kib"] / 1024, r["budget_kib"] / 1024, "met" if r["hwm_kib"] <= r["budget_kib"] else "MISSED"))
+    L.append("")
+    late = w.get("taint_late_s") or []
+    if late:
+        L.append("- Unknown to taint at N=%d (`--taint-after %d`, %d nodes turned Unknown by an event on a whole second): "
+                 "the PATCH arrived %s after the threshold (worst %.3f s; goal within 1 s) -> %s" % (
+                     w["taint_n"], w["taint_after"], len(late), ", ".join("%.3f s" % x for x in late), max(late),
+                     "met" if max(late) <= 1 else "MISSED"))
+    else:
+        L.append("- Unknown to taint: not measured (see problems)")
+    L.append("")
+    return L
+
+
 def report(out, info, ns, summ, problems, tls_seen, extra, elapsed):
     m = info["machine"]
     L = []
@@ -789,6 +950,7 @@ def report(out, info, ns, summ, problems, tls_seen, extra, elapsed):
         "under 1 MiB, %.1f KiB over the 240 KiB aim" % (info["binary_bytes"] / 1024 - 240)
         if info["binary_bytes"] < 1 << 20 else "MISSED"))
     L.append("")
+    L += watch_section(extra.get("watch"))
     if extra.get("strace"):
         L.append("Memory the static binary asks the kernel for (strace of brk/mmap; peak bytes):")
         L.append("")

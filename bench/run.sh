@@ -6,7 +6,10 @@
 # Environment: BENCH_NS (default 100,1000,5000,20000), BENCH_RUNS (5), BENCH_RUNS_BIG (3, for the
 # largest N), BENCH_OUT (build/bench), BENCH_PROFILE=0 to skip valgrind/strace/size, KUBECTL,
 # BENCH_UPDATE=1 to copy the report into BENCHMARKS.md (between its bench:begin/end marks) and
-# the plot to bench/results.png.
+# the plot to bench/results.png. BENCH_APISERVER=1 adds the real kube-apiserver's cost of polling
+# against watching (tests/e2e's TestBenchAPIServer on the e2e control plane; needs what
+# tests/e2e/run.sh needs; about 25 minutes more; BENCH_APISERVER_NODES (1000) and
+# BENCH_APISERVER_WINDOW (3m) tune it).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -105,6 +108,21 @@ fi
 # shellcheck disable=SC2086
 python3 "$here/bench.py" --binary "$bin" --standin "$out/standin" --spawn "$out/spawn" --out "$out" \
 	--ns "${BENCH_NS:-100,1000,5000,20000}" --runs "${BENCH_RUNS:-5}" --runs-big "${BENCH_RUNS_BIG:-3}" $extra
+# BENCH_APISERVER=1: the real kube-apiserver, polling every 15 s against watching, one run.
+if [ "${BENCH_APISERVER:-0}" = 1 ]; then
+	say "the real kube-apiserver: polling against watching (tests/e2e TestBenchAPIServer; log: $out/apiserver.log)"
+	rm -f "$out/apiserver.md"
+	if NODERECOVER_E2E_BENCH=1 NODERECOVER_E2E_BENCH_OUT="$out/apiserver.md" NODERECOVER_E2E_RUN='^TestBenchAPIServer$' \
+		NODERECOVER_E2E_BENCH_NODES="${BENCH_APISERVER_NODES:-1000}" NODERECOVER_E2E_BENCH_WINDOW="${BENCH_APISERVER_WINDOW:-3m}" \
+		NODERECOVER_E2E_TIMEOUT="${NODERECOVER_E2E_TIMEOUT:-120m}" sh "$top/tests/e2e/run.sh" "$bin" >"$out/apiserver.log" 2>&1 \
+		&& [ -s "$out/apiserver.md" ]; then
+		{ printf '\nOn the real kube-apiserver (`BENCH_APISERVER=1`), polling every 15 s against watching:\n\n'
+		  cat "$out/apiserver.md"; } >>"$out/report.md"
+	else
+		say "the kube-apiserver part failed; see $out/apiserver.log"
+		printf '\nOn the real kube-apiserver: not measured (the run failed; see build/bench/apiserver.log).\n' >>"$out/report.md"
+	fi
+fi
 say "report: $out/report.md, plot: $out/results.png"
 cat "$out/report.md"
 

@@ -6,9 +6,10 @@
 //	standin -certs DIR -token-file F -ns 100,1000,5000,20000 -port 16443 -control 16440
 //
 // One TLS listener per cluster size: port+0 serves the first size, port+1 the second, ...
-// The control port (plain HTTP, 127.0.0.1) answers:
+// It also serves watches (watch.go). The control port (plain HTTP, 127.0.0.1) answers:
 //
 //	GET /stats         one line per size: bytes written/read on its TCP connections and counts
+//	GET /watch?...     arms the next watch (watch.go); GET /go?n=N releases a held one
 //	GET /urls?n=N&limit=L  the page URLs a paged list of that cluster walks (for curl)
 //	GET /quit          stops the server
 //
@@ -64,10 +65,12 @@ type cluster struct {
 	st       stats
 	token    string
 	patchOut map[string][]byte
+	made     time.Time  // the "now" the nodes were made at
+	ws       watchState // the watch side (watch.go)
 }
 
 func newCluster(n int, now time.Time) *cluster {
-	c := &cluster{n: n, index: make(map[string]int, n), pages: map[int][]*page{}}
+	c := &cluster{n: n, index: make(map[string]int, n), pages: map[int][]*page{}, made: now}
 	c.rv = 5000000 + n
 	c.nodes = make([][]byte, n)
 	c.rvs = make([]string, n)
@@ -215,6 +218,8 @@ func (c *cluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case r.URL.Path == "/api/v1/nodes" && r.Method == http.MethodGet && (r.URL.Query().Get("watch") == "1" || r.URL.Query().Get("watch") == "true"):
+		c.watch(w, r)
 	case r.URL.Path == "/api/v1/nodes" && r.Method == http.MethodGet:
 		c.list(w, r)
 	case strings.HasPrefix(r.URL.Path, "/api/v1/nodes/") && r.Method == http.MethodPatch:
@@ -248,6 +253,10 @@ func (c *cluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (c *cluster) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	if fs := q.Get("fieldSelector"); fs != "" {
+		c.listOne(w, fs)
+		return
+	}
 	limit := 0
 	if s := q.Get("limit"); s != "" {
 		v, err := strconv.Atoi(s)
@@ -322,12 +331,16 @@ func (c *cluster) patch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var rv string
-	if ops[0].Op != "test" || ops[0].Path != "/metadata/resourceVersion" || json.Unmarshal(ops[0].Value, &rv) != nil || rv != c.rvs[i] {
+	c.mu.Lock()
+	want := c.rvs[i]
+	c.mu.Unlock()
+	if ops[0].Op != "test" || ops[0].Path != "/metadata/resourceVersion" || json.Unmarshal(ops[0].Value, &rv) != nil || rv != want {
 		c.st.patchBad.Add(1)
 		status(w, 422, "Invalid", "the server rejected our request due to an error in our request")
 		return
 	}
 	c.st.patches.Add(1)
+	c.notePatched(i)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
 	w.Write(c.nodes[i])
@@ -438,9 +451,9 @@ func main() {
 			}
 			c.st.mu.Unlock()
 			sort.Strings(seen)
-			fmt.Fprintf(w, "n=%d server_cpu_us=%d written=%d read=%d conns=%d lists=%d list_bytes=%d gzipped=%d patches=%d patch_bad=%d other=%d tls=%s\n",
+			fmt.Fprintf(w, "n=%d server_cpu_us=%d written=%d read=%d conns=%d lists=%d list_bytes=%d gzipped=%d patches=%d patch_bad=%d other=%d %s tls=%s\n",
 				c.n, cpu, c.st.written.Load(), c.st.read.Load(), c.st.conns.Load(), c.st.lists.Load(), c.st.listBytes.Load(),
-				c.st.gzipped.Load(), c.st.patches.Load(), c.st.patchBad.Load(), c.st.other.Load(),
+				c.st.gzipped.Load(), c.st.patches.Load(), c.st.patchBad.Load(), c.st.other.Load(), c.watchStats(),
 				strconv.Quote(strings.Join(seen, "; ")))
 		}
 	})
@@ -467,6 +480,8 @@ func main() {
 		}
 		http.NotFound(w, r)
 	})
+	mux.HandleFunc("/watch", func(w http.ResponseWriter, r *http.Request) { controlWatch(clusters, w, r) })
+	mux.HandleFunc("/go", func(w http.ResponseWriter, r *http.Request) { controlWatch(clusters, w, r) })
 	done := make(chan struct{})
 	mux.HandleFunc("/quit", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "bye")
@@ -480,7 +495,7 @@ func main() {
 	log.Printf("standin: control on http://127.0.0.1:%d", *control)
 	select {
 	case <-done:
-	case <-time.After(2 * time.Hour):
+	case <-time.After(4 * time.Hour):
 	}
 	time.Sleep(50 * time.Millisecond)
 }

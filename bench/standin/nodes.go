@@ -259,3 +259,17 @@ func macOf(name string) string {
 	x := hexOf(12, "mac", name)
 	return x[0:2] + ":" + x[2:4] + ":" + x[4:6] + ":" + x[6:8] + ":" + x[8:10] + ":" + x[10:12]
 }
+
+// unknownSince is nd with every condition Unknown since at, as the node lifecycle controller
+// writes a node that stopped reporting.
+func unknownSince(nd node, at time.Time) node {
+	ts := at.UTC().Format(time.RFC3339)
+	conds := make([]condition, len(nd.Status.Conditions))
+	for k, c := range nd.Status.Conditions {
+		c.Status, c.Reason, c.Message = "Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status."
+		c.LastTransitionTime = ts
+		conds[k] = c
+	}
+	nd.Status.Conditions = conds
+	return nd
+}

@@ -79,9 +79,9 @@ func scenarioConflictRetry(t *testing.T, c *cluster, tokenFile string) {
 	}
 	onlyNodes(t, c, len(specs))
 	started := time.Now()
-	w := startWatcher(t, c, "s11", runArgs(c, tokenFile,
+	w := startWatcher(t, c, "s11", append(runArgs(c, tokenFile,
 		"--self-node", "e2e-runner", "--taint-after", strconv.Itoa(taintAfter), "--poll", strconv.Itoa(pollEvery),
-		"--page-size", "1")...)
+		"--page-size", "1"), pollingOnly(t)...)...)
 	defer func() {
 		if !w.stopped {
 			w.stop(t)

@@ -34,6 +34,7 @@ type kubelet struct {
 	done    chan struct{}
 	lastErr error
 	lease   *coordinationv1.Lease // last written, so a renewal is one request
+	quiet   bool
 }
 
 type kubelets struct {
@@ -52,6 +53,7 @@ type nodeSpec struct {
 	annotations map[string]string
 	taints      []corev1.Taint
 	alive       bool // keep heartbeating after registration
+	quiet       bool // heartbeat by the Lease only, as a kubelet with nothing new to report: no Node write while Ready
 }
 
 func readyCondition(now metav1.Time) corev1.NodeCondition {
@@ -124,7 +126,7 @@ func (k *kubelets) add(ctx context.Context, s nodeSpec) (*corev1.Node, error) {
 			return nil, fmt.Errorf("create lease %s: %w", s.name, err)
 		}
 	}
-	kl := &kubelet{name: s.name, cs: k.cs}
+	kl := &kubelet{name: s.name, cs: k.cs, quiet: s.quiet}
 	k.mu.Lock()
 	k.nodes[s.name] = kl
 	k.mu.Unlock()
@@ -254,6 +256,8 @@ func (kl *kubelet) postReady(ctx context.Context) error {
 			found = true
 			if c.Status != corev1.ConditionTrue {
 				*c = readyCondition(now)
+			} else if kl.quiet {
+				return nil // Ready already: a quiet kubelet writes nothing
 			} else {
 				c.LastHeartbeatTime = now
 			}

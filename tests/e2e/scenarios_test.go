@@ -139,7 +139,11 @@ func permissions(t *testing.T, c *cluster, prune bool) {
 	if got := canI(t, c, saNamespace, saName, "delete", "nodes"); got != prune {
 		t.Errorf("ServiceAccount can delete nodes: %v, want %v (prune binding applied: %v)", got, prune, prune)
 	}
-	for _, p := range [][2]string{{"update", "nodes"}, {"create", "nodes"}, {"watch", "nodes"}, {"list", "pods"}, {"delete", "pods"}, {"get", "secrets"}} {
+	// watch nodes: granted exactly when the binary follows a watch (issue 15)
+	if got, want := canI(t, c, saNamespace, saName, "watch", "nodes"), binaryWatches(t); got != want {
+		t.Errorf("ServiceAccount can watch nodes: %v, want %v (the binary knows --watch: %v)", got, want, want)
+	}
+	for _, p := range [][2]string{{"update", "nodes"}, {"create", "nodes"}, {"list", "pods"}, {"delete", "pods"}, {"get", "secrets"}} {
 		if canI(t, c, saNamespace, saName, p[0], p[1]) {
 			t.Errorf("ServiceAccount can %s %s; it should have only get, list, patch (and delete) on nodes", p[0], p[1])
 		}
@@ -653,9 +657,9 @@ func scenarioPaging(t *testing.T, c *cluster, tokenFile string) {
 	}
 	onlyNodes(t, c, total)
 	started := time.Now()
-	w := startWatcher(t, c, "s6", runArgs(c, tokenFile,
+	w := startWatcher(t, c, "s6", append(runArgs(c, tokenFile,
 		"--self-node", name(self), "--taint-after", strconv.Itoa(taintAfter), "--prune-after", strconv.Itoa(pruneAfter),
-		"--poll", strconv.Itoa(pollEvery), "--page-size", strconv.Itoa(pageSize))...)
+		"--poll", strconv.Itoa(pollEvery), "--page-size", strconv.Itoa(pageSize)), pollingOnly(t)...)...)
 	defer func() {
 		if !w.stopped {
 			w.stop(t)

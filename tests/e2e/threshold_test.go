@@ -38,8 +38,8 @@ func scenarioThreshold(t *testing.T, c *cluster, tokenFile string) {
 	waitReady(t, c, silent)
 	started := time.Now()
 	user := saUser(saNamespace, saName)
-	w := startWatcher(t, c, "s12", runArgs(c, tokenFile,
-		"--self-node", "e2e-runner", "--taint-after", strconv.Itoa(threshold), "--poll", strconv.Itoa(every))...)
+	w := startWatcher(t, c, "s12", append(runArgs(c, tokenFile,
+		"--self-node", "e2e-runner", "--taint-after", strconv.Itoa(threshold), "--poll", strconv.Itoa(every)), pollingOnly(t)...)...)
 	defer func() {
 		if !w.stopped {
 			w.stop(t)
