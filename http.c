@@ -845,6 +845,51 @@ int http_request(struct http_conn *c, const char *method, const char *path, cons
 	return 0;
 }
 
+/* A fill failed while a body was read: 0 when that cleanly ends the body, else -1 (why in c). */
+static long fill_failed(struct http_conn *c)
+{
+	int clean = br_ssl_engine_last_error(&c->tls.sc.eng) == BR_ERR_OK;
+
+	/* without close_notify an end-of-connection body may have been cut by anyone */
+	if (clean && http_parse_eof(&c->parser) == 1) {
+		body_done(c);
+		return 0;
+	}
+	if (c->stopped || c->expired)
+		io_fail(c, "reading response from");
+	else if (c->parser.state == P_EOF && c->io_eof)
+		cfail(c, "reading response from %s: connection closed without TLS close_notify; the body may be cut",
+		    c->where);
+	else if (c->io_eof || clean)
+		cfail(c, "reading response from %s: connection closed before the end of the body", c->where);
+	else
+		io_fail(c, "reading response from");
+	http_close(c);
+	return -1;
+}
+
+/*
+ * Decodes what rbuf holds into buf: the count, or 0 with *more set when only framing was
+ * there (more bytes are needed), 0 at the end of the body, -1 (why in c).
+ */
+static long decode(struct http_conn *c, char *buf, size_t n, int *more)
+{
+	size_t used, outlen;
+	int e = http_parse_body(&c->parser, c->rbuf + c->rpos, c->rlen - c->rpos, &used, buf, n, &outlen);
+
+	c->rpos += used;
+	*more = 0;
+	if (e < 0) {
+		cfail(c, "response from %s: %s", c->where, c->parser.why);
+		http_close(c);
+		return -1;
+	}
+	if (e == 1)
+		body_done(c);
+	*more = outlen == 0 && e != 1;
+	return (long)outlen;
+}
+
 long http_read(struct http_conn *c, char *buf, size_t n)
 {
 	if (!c->in_body)
@@ -852,53 +897,29 @@ long http_read(struct http_conn *c, char *buf, size_t n)
 	if (n == 0)
 		return cfail(c, "reading response from %s: no room given", c->where);
 	for (;;) {
-		size_t used, outlen;
-		int e;
+		int more;
+		long got;
 
-		if (c->rpos == c->rlen && fill(c) < 0) {
-			int clean = br_ssl_engine_last_error(&c->tls.sc.eng) == BR_ERR_OK;
-			/* without close_notify an end-of-connection body may have been cut by anyone */
-			if (clean && http_parse_eof(&c->parser) == 1) {
-				body_done(c);
-				return 0;
-			}
-			if (c->stopped || c->expired)
-				io_fail(c, "reading response from");
-			else if (c->parser.state == P_EOF && c->io_eof)
-				cfail(c, "reading response from %s: connection closed without TLS close_notify; the body may be cut",
-				    c->where);
-			else if (c->io_eof || clean)
-				cfail(c, "reading response from %s: connection closed before the end of the body", c->where);
-			else
-				io_fail(c, "reading response from");
-			http_close(c);
-			return -1;
-		}
-		e = http_parse_body(&c->parser, c->rbuf + c->rpos, c->rlen - c->rpos, &used, buf, n, &outlen);
-		c->rpos += used;
-		if (e < 0) {
-			cfail(c, "response from %s: %s", c->where, c->parser.why);
-			http_close(c);
-			return -1;
-		}
-		if (e == 1)
-			body_done(c);
-		if (outlen > 0)
-			return (long)outlen;
-		if (e == 1)
-			return 0;
+		if (c->rpos == c->rlen && fill(c) < 0)
+			return fill_failed(c);
+		got = decode(c, buf, n, &more);
+		if (!more)
+			return got;
 	}
 }
 
 long http_read_wait(struct http_conn *c, char *buf, size_t n, int64_t until, long grace_ms)
 {
 	long long save_end, save_ms;
-	int save_by;
+	int save_by, more;
 	long got;
 
 	if (!c->in_body)
 		return 0;
+	if (n == 0)
+		return cfail(c, "reading response from %s: no room given", c->where);
 	c->stopped = c->expired = 0;
+again:
 	/* nothing decoded or decrypted at hand: wait for the socket, without failing at until */
 	while (c->rpos == c->rlen && !(br_ssl_engine_current_state(&c->tls.sc.eng) & BR_SSL_RECVAPP)) {
 		struct pollfd pf = { c->fd, POLLIN, 0 };
@@ -930,19 +951,28 @@ long http_read_wait(struct http_conn *c, char *buf, size_t n, int64_t until, lon
 			return -1;
 		}
 	}
-	/* bytes are arriving: what they start must come within grace_ms */
-	save_end = c->phase_end;
-	save_ms = c->phase_ms;
-	save_by = c->by_until;
-	if (clock_after(grace_ms) < c->phase_end) {
-		c->phase_end = clock_after(grace_ms);
-		c->phase_ms = clock_span(grace_ms);
-		c->by_until = 0;
+	/* bytes are arriving: the record they start must come within grace_ms */
+	if (c->rpos == c->rlen) {
+		int r;
+		save_end = c->phase_end;
+		save_ms = c->phase_ms;
+		save_by = c->by_until;
+		if (clock_after(grace_ms) < c->phase_end) {
+			c->phase_end = clock_after(grace_ms);
+			c->phase_ms = clock_span(grace_ms);
+			c->by_until = 0;
+		}
+		/* a failure is said with the grace it had, then the response's bounds come back */
+		if ((r = fill(c)) < 0)
+			return fill_failed(c);
+		c->phase_end = save_end;
+		c->phase_ms = save_ms;
+		c->by_until = save_by;
 	}
-	got = http_read(c, buf, n);
-	c->phase_end = save_end;
-	c->phase_ms = save_ms;
-	c->by_until = save_by;
+	/* only framing (a chunk's line end, its next size) decoded: wait again, as for nothing */
+	got = decode(c, buf, n, &more);
+	if (more)
+		goto again;
 	return got;
 }
 

@@ -163,9 +163,10 @@ long http_read(struct http_conn *c, char *buf, size_t n);
 /*
  * For a body that streams without end (a watch): reads up to n decoded bytes as http_read
  * does, but when nothing has arrived by until (monotonic ms), returns HTTP_IDLE and keeps the
- * connection as it is. Once bytes arrive, what they start (a TLS record, a chunk) must
- * complete within grace_ms (a fixed timer: clock_span applies), else the read fails: a peer
- * that stalls mid-record is a broken stream. The whole response's limit still holds.
+ * connection as it is; so it does when what arrived was only framing (a chunk's line end, the
+ * next chunk's size). Once bytes arrive, the TLS record they start must complete within
+ * grace_ms (a fixed timer: clock_span applies), else the read fails: a peer that stalls
+ * mid-record is a broken stream. The whole response's limit still holds.
  * Returns the count, 0 at the end of the body, HTTP_IDLE, or -1 (c->err).
  */
 #define HTTP_IDLE (-2)
