@@ -161,6 +161,15 @@ static void on_event(void *ctx, const struct kube_event *ev)
 	f->settle_at = min64(now + clock_span(FOLLOW_SETTLE_MS), f->settle_max);
 }
 
+/* When (monotonic ms) a node crosses a threshold after a pass at now; 0: none ahead. A node due
+ * now is woken for a little later, never in a loop without a pause. */
+static int64_t due(const struct pass_result *res, int64_t now)
+{
+	if (res->due_in < 0)
+		return 0;
+	return now + (res->due_in > 0 ? res->due_in * 1000 : 250);
+}
+
 /* A list into the table (a pass: it decides and acts too). */
 static void relist(struct follow *f)
 {
@@ -189,7 +198,7 @@ static void relist(struct follow *f)
 	/* at least every --relist, staggered so replicas and restarts do not list together */
 	f->relist_at = now + between(f, s->relist * 800, s->relist * 1000);
 	f->round_at = now + s->poll * 1000;
-	f->due_at = res.due_in >= 0 ? now + res.due_in * 1000 : 0;
+	f->due_at = due(&res, now);
 	f->retry_at = now;
 }
 
@@ -229,7 +238,7 @@ static void round_of(struct follow *f, int all)
 	f->settle_at = f->settle_max = 0;
 	if (all)
 		f->round_at = now + f->loop->s->poll * 1000;
-	f->due_at = res.due_in >= 0 ? now + res.due_in * 1000 : 0;
+	f->due_at = due(&res, now);
 }
 
 int64_t follow_step(struct follow *f, int64_t until)

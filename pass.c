@@ -304,7 +304,8 @@ static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
 		return 0;
 	}
 	if (!may_write(l)) {
-		say("Not %s %s: this replica no longer holds the lease; it acts again once it leads", verb, k->f.name);
+		say("Not %s %s: this replica no longer holds the lease; it acts again once it leads",
+		    k->v.action == POLICY_TAINT ? "tainting" : k->v.action == POLICY_CLEAR ? "clearing" : "deleting", k->f.name);
 		return 2;
 	}
 	switch (k->v.action) {
