@@ -1,5 +1,5 @@
 #!/bin/sh
-# build.sh [build|dist|chart|image|deploy|test|demo|bench|bytes|unit|standin|e2e|helm|monitoring|asan|image-test|clean]
+# build.sh [build|dist|chart|image|deploy|test|demo|bench|bytes|unit|standin|e2e|helm|monitoring|soak [MINUTES]|asan|image-test|clean]
 # Installs what the build needs (Debian 12, as root), builds BearSSL 0.6 from Debian's source
 # package with musl, and links build/noderecover static; dist cross-builds the same sources for
 # amd64, arm64 and armhf, image packs them into one OCI archive. See README.md.
@@ -416,10 +416,22 @@ test_all() {
 		say "skipping the end-to-end tests (NODERECOVER_SKIP_E2E=1)"
 	else
 		suite e2e status e2e sh tests/e2e/run.sh $B/noderecover
+		# the chaos soak's short form (tests/e2e/soak_test.go): a few minutes of faults
+		suite soak status soak soak "$SOAK_SHORT" "${NODERECOVER_SOAK_NODES:-$SOAK_SHORT_NODES}"
 	fi
 	[ -z "$BROKEN" ] || say "suites that failed:$BROKEN"
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	[ -z "$BROKEN" ] && [ "$FAILED" -eq 0 ]
+}
+
+# The chaos soak on the real control plane (tests/e2e/soak_test.go): MINUTES of faults (default
+# 60), then a summary; NODERECOVER_SOAK_SEED replays a run's schedule, NODERECOVER_SOAK_NODES
+# sets the fleet (default 1000). The short form in test: SOAK_SHORT minutes, SOAK_SHORT_NODES nodes.
+SOAK_SHORT=4 SOAK_SHORT_NODES=300
+soak() {
+	min=$1 nodes=$2
+	NODERECOVER_SOAK_MINUTES=$min NODERECOVER_SOAK_NODES=$nodes NODERECOVER_E2E_RUN='^TestSoak' \
+		NODERECOVER_E2E_TIMEOUT="$(awk -v m="$min" 'BEGIN {printf "%dm", m + 30}')" sh tests/e2e/run.sh $B/noderecover
 }
 
 cmd=${1:-build}
@@ -437,6 +449,7 @@ test) test_all ;;
 standin) build; sh tests/standin/run.sh $B/noderecover ;;
 e2e) build; need_monitoring_tools; sh tests/e2e/run.sh $B/noderecover ;;
 monitoring) need_monitoring_tools; sh tests/monitoring/run.sh ;;
+soak) build; soak "${2:-60}" "${NODERECOVER_SOAK_NODES:-1000}" ;;
 demo) build; python3 demo/demo.py $B/noderecover ;;
 bench) build; sh bench/run.sh $B/noderecover ;;
 bytes) bytes ;;

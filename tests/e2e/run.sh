@@ -4,6 +4,8 @@
 #
 #   tests/e2e/run.sh [NODERECOVER_BINARY]     default: build/noderecover of this checkout
 #   NODERECOVER_E2E_RUN=REGEXP                only the scenarios it selects (go test -run)
+#   NODERECOVER_SOAK_MINUTES=N                with NODERECOVER_E2E_RUN=TestSoak: the chaos soak
+#                                             (soak_test.go; ./build.sh soak [MINUTES])
 #
 # Needs Go (the version go.mod names, 1.26) and the Go module proxy the first time.
 # The control plane binaries are cached in $NODERECOVER_E2E_CACHE (default
@@ -44,8 +46,11 @@ go test -c -o "$work/e2e.test" .
 # The test binary runs directly (not under go test) so a signal reaches it and it stops
 # its control plane before exiting.
 : >"$work/out"
+# The soak runs only when asked for by name: the ordinary run does not grow by it.
+skip='^TestSoak'
+case ${NODERECOVER_E2E_RUN:-} in *Soak*) skip='' ;; esac
 NODERECOVER_BIN=$bin NODERECOVER_E2E_BINDIR=$bindir \
-	"$work/e2e.test" -test.count=1 -test.run="${NODERECOVER_E2E_RUN:-.}" -test.timeout="${NODERECOVER_E2E_TIMEOUT:-30m}" -test.v >"$work/out" 2>&1 &
+	"$work/e2e.test" -test.count=1 -test.run="${NODERECOVER_E2E_RUN:-.}" -test.skip="$skip" -test.timeout="${NODERECOVER_E2E_TIMEOUT:-30m}" -test.v >"$work/out" 2>&1 &
 pid=$!
 tail -n +1 -f --pid=$pid "$work/out" &
 tailpid=$!

@@ -3,6 +3,8 @@
 # from Debian when missing) and runs each for SECONDS (default 60), starting from the committed
 # corpus. New inputs go to build/fuzz/corpus/TARGET, crashes to build/fuzz/art/TARGET.
 # Run from anywhere; needs the build's Debian packages (./build.sh unit installs them).
+# FUZZ_TIMEOUT (default 10 s) is libFuzzer's per-input limit: raise it under nice on a loaded
+# machine, where a starved process can pass 10 s on an input that takes a fraction of one.
 set -eu
 cd "$(dirname "$0")/../.."
 secs=${1:-60}
@@ -34,7 +36,7 @@ for t in $targets; do
 	mkdir -p $B/corpus/$t $B/art/$t
 	echo "run.sh: fuzzing $t for $secs s" >&2
 	# stdin from /dev/null: a kubeconfig may name /dev/stdin as a file
-	(cd $B/art/$t && "$OLDPWD/$B/fuzz_$t" -max_len=$max -max_total_time="$secs" -timeout=10 \
+	(cd $B/art/$t && "$OLDPWD/$B/fuzz_$t" -max_len=$max -max_total_time="$secs" -timeout="${FUZZ_TIMEOUT:-10}" \
 		-rss_limit_mb=2048 -dict="$OLDPWD/tests/fuzz/$t.dict" -print_final_stats=1 -artifact_prefix=./ \
 		"$OLDPWD/$B/corpus/$t" "$OLDPWD/tests/fuzz/corpus/$t" </dev/null) || rc=1
 done
