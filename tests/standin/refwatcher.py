@@ -72,6 +72,22 @@ def whole(name, v):
     return int(v)
 
 
+def seconds(name, v):
+    """Seconds as the binary takes them: bare digits, or whole hours, minutes and seconds in that
+    order (1h30m, 5m, 90s), at most ten years."""
+    name = "%s (%s)" % (name, FLAGS[name]) if FLAGS.get(name) else name
+    m = re.fullmatch(r"([0-9]+)|(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?", v or "")
+    if not v or not m:
+        refuse("%s '%s' is not a duration" % (name, v))
+    if m.group(1) is not None:
+        n = int(m.group(1))
+    else:
+        n = int(m.group(2) or 0) * 3600 + int(m.group(3) or 0) * 60 + int(m.group(4) or 0)
+    if n > 315360000:
+        refuse("%s '%s' is longer than 87600h, the most it takes" % (name, v))
+    return n
+
+
 class Fail(Exception):
     pass
 
@@ -646,9 +662,9 @@ def main(argv):
         val.setdefault(f, d)
     if not val.get("--taint-after"):
         refuse("--taint-after (or NODE_RECOVERY_AFTER_SECONDS) is required")
-    s = {"taint": whole("--taint-after", val["--taint-after"]), "prune": None,
+    s = {"taint": seconds("--taint-after", val["--taint-after"]), "prune": None,
          "label": val["--prune-label"], "ann": val["--annotation"],
-         "self": val.get("--self-node") or socket.gethostname(), "poll": whole("--poll", val["--poll"]),
+         "self": val.get("--self-node") or socket.gethostname(), "poll": seconds("--poll", val["--poll"]),
          "page": whole("--page-size", val["--page-size"])}
     if not re.fullmatch(r"([1-9][0-9]{0,8}|([1-9][0-9]?|100)%)", val["--max-unknown"]):
         refuse("--max-unknown (NODE_RECOVERY_MAX_UNKNOWN) '%s' is neither a number of nodes nor a percentage" % val["--max-unknown"])
@@ -661,16 +677,18 @@ def main(argv):
     if val["--watch"] not in ("true", "false"):
         refuse("--watch (NODE_RECOVERY_WATCH) '%s' is neither true nor false" % val["--watch"])
     s["watch"] = val["--watch"] == "true"
-    s["relist"] = whole("--relist", val["--relist"])
+    s["relist"] = seconds("--relist", val["--relist"])
     if not 1 <= s["relist"] <= 86400:
         refuse("--relist (NODE_RECOVERY_RELIST_SECONDS) must be 1 to 86400 seconds")
-    s["cooldown"] = whole("--storm-cooldown", val["--storm-cooldown"]) if "--storm-cooldown" in val else s["taint"]
+    s["cooldown"] = seconds("--storm-cooldown", val["--storm-cooldown"]) if "--storm-cooldown" in val else s["taint"]
+    if s["poll"] > 86400:
+        refuse("--poll (NODE_RECOVERY_POLL_SECONDS) '%s' is longer than 24h, the most it takes" % val["--poll"])
     if s["poll"] < 1 or s["page"] < 1:
         refuse("--poll and --page-size must be at least 1" if s["poll"] < 1 else "--page-size must be at least 1")
     if val.get("--prune-after"):
-        s["prune"] = whole("--prune-after", val["--prune-after"])
+        s["prune"] = seconds("--prune-after", val["--prune-after"])
         if s["prune"] <= s["taint"]:
-            refuse("--prune-after (%d) must be greater than the taint threshold" % s["prune"])
+            refuse("--prune-after (%d) must be greater than the taint threshold (%d)" % (s["prune"], s["taint"]))
     if val.get("--server"):
         s["server"] = val["--server"]
         try:

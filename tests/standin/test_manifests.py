@@ -100,7 +100,7 @@ class Manifests(Case):
         self.assertEqual(re.findall(r"verbs: \[(.*)\]", off), ['"get", "list", "watch", "patch"'])
         self.assertEqual(re.findall(r"verbs: \[(.*)\]", on), ['"get", "list", "watch", "patch"', '"delete"'])
         for d in (off, on):
-            self.assertNotRegex(d, r"\*|pods|secrets|create|update|watch")
+            self.assertNotRegex(d, r"\*|pods|secrets|create|update")
 
     def test_pinned_to_control_plane_only_with_pruning(self):
         off = self.doc(self.manifests("--taint-after", "300"), "Deployment")
