@@ -229,9 +229,9 @@ func (f *soakFleet) stopAll() {
 
 // ---- the control plane's faults ----
 
-// restartAPIServer kills kube-apiserver (SIGKILL), waits down, and starts it again with the
+// killAPIServer kills kube-apiserver (SIGKILL), waits down, and starts it again with the
 // same arguments on the same port; returns when it is ready.
-func restartAPIServer(c *cluster, down time.Duration) error {
+func killAPIServer(c *cluster, down time.Duration) error {
 	c.mu.Lock()
 	var p *proc
 	for i, q := range c.procs {
@@ -824,7 +824,7 @@ func TestSoak(t *testing.T) {
 				d := obs.disrupt(f.kind, "")
 				note("apiserver-restart: kube-apiserver killed (SIGKILL), down %s", f.dur)
 				t0 := time.Now()
-				if err := restartAPIServer(c, f.dur); err != nil {
+				if err := killAPIServer(c, f.dur); err != nil {
 					t.Errorf("restarting kube-apiserver: %v", err)
 				}
 				obs.end(d)
