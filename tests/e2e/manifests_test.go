@@ -38,6 +38,14 @@ func objectIn[T any](t *testing.T, objs []*unstructured.Unstructured, kind, ns, 
 	return nil
 }
 
+// watchVerb is the verb a watching binary's ClusterRole adds on nodes (none for one that only polls).
+func watchVerb(t *testing.T) []string {
+	if binaryWatches(t) {
+		return []string{"watch"}
+	}
+	return nil
+}
+
 func checkRole(t *testing.T, what string, objs []*unstructured.Unstructured, verbs ...string) {
 	role := objectOf[rbacv1.ClusterRole](t, objs, "ClusterRole", saName)
 	var got []string
@@ -161,9 +169,9 @@ func TestManifests(t *testing.T) {
 		what := "noderecover manifests " + strings.Join(manifestsArgs(prune), " ")
 		objs := manifests(t, prune)
 		if prune {
-			checkRole(t, what, objs, "get", "list", "patch", "delete")
+			checkRole(t, what, objs, append([]string{"get", "list", "patch", "delete"}, watchVerb(t)...)...)
 		} else {
-			checkRole(t, what, objs, "get", "list", "patch")
+			checkRole(t, what, objs, append([]string{"get", "list", "patch"}, watchVerb(t)...)...)
 		}
 		sa := objectOf[corev1.ServiceAccount](t, objs, "ServiceAccount", saName)
 		if sa.Namespace != saNamespace {
