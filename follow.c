@@ -277,7 +277,7 @@ int64_t follow_step(struct follow *f, int64_t until)
 	if (f->due_at)
 		next = min64(next, f->due_at);
 	if (!f->open)
-		return min64(next, f->retry_at > clock_ms() ? f->retry_at : next);
+		return min64(next, f->retry_at);   /* past: at once, to watch again */
 	ended(f, kube_watch_read(&f->kc, &f->w, min64(next, f->heard + clock_span(FOLLOW_SILENCE_MS))), -1);
 	return clock_ms();
 }
