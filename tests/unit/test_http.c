@@ -1250,6 +1250,27 @@ static void on_alarm(int sig)
 }
 
 /* Each phase ends at its own limit, capped by the response's and by bounds.until; a stop ends any. */
+/* A body read as it streams (a watch): nothing yet is HTTP_IDLE with the connection kept, and
+ * bytes that are only framing (a chunk's line end) wait again instead of failing at the grace. */
+static void t_read_wait(void)
+{
+	struct http_response r;
+	char b[64];
+	int64_t t0;
+
+	if (!check(setup("ca.crt", NULL, NULL) == 0 && server("ip.crt", "ip.key", NULL, "127.0.0.1") == 0))
+		return;
+	check(http_init(&conn, &tls, "127.0.0.1", srv_port, NULL) == 0);
+	check(http_request(&conn, "GET", "/stream", NULL, NULL, 0, NULL, &r) == 0 && r.status == 200);
+	check(http_read_wait(&conn, b, sizeof b, clock_after(5000), 100) == 4 && memcmp(b, "abcd", 4) == 0);
+	/* must-fail: a read that waited for data after the framing within its 100 ms grace failed here */
+	t0 = clock_ms();
+	check(http_read_wait(&conn, b, sizeof b, t0 + 300, 100) == HTTP_IDLE);
+	check(clock_ms() - t0 >= 300 && conn.fd >= 0);
+	check(http_read_wait(&conn, b, sizeof b, clock_after(5000), 100) == 0);
+	http_close(&conn);
+}
+
 static void t_deadlines(void)
 {
 	struct http_response r;
@@ -1344,6 +1365,7 @@ static const struct test tests[] = {
 	{ "tls_ipv6", t_tls_ipv6 },
 	{ "tls_client_cert", t_tls_client_cert },
 	{ "tls_socket_errors", t_tls_socket_errors },
+	{ "read_wait", t_read_wait },
 	{ "deadlines", t_deadlines },
 	{ 0, 0 }
 };

@@ -74,6 +74,14 @@ def serve(s):
         elif path == "/cut":
             s.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten..")
             return
+        elif path == "/stream":
+            # a body that streams: a chunk, its line end alone later (framing, no data), then a
+            # pause longer than a reader's grace, then the end
+            s.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd")
+            time.sleep(0.05)
+            s.sendall(b"\r\n")
+            time.sleep(0.6)
+            s.sendall(b"0\r\n\r\n")
         elif path == "/slow":
             time.sleep(2)
             send(s, b"200 OK", b"late")
