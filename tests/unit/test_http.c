@@ -1249,7 +1249,6 @@ static void on_alarm(int sig)
 	stop_flag = 1;
 }
 
-/* Each phase ends at its own limit, capped by the response's and by bounds.until; a stop ends any. */
 /* A body read as it streams (a watch): nothing yet is HTTP_IDLE with the connection kept, and
  * bytes that are only framing (a chunk's line end) wait again instead of failing at the grace. */
 static void t_read_wait(void)
@@ -1268,9 +1267,10 @@ static void t_read_wait(void)
 	check(http_read_wait(&conn, b, sizeof b, t0 + 300, 100) == HTTP_IDLE);
 	check(clock_ms() - t0 >= 300 && conn.fd >= 0);
 	check(http_read_wait(&conn, b, sizeof b, clock_after(5000), 100) == 0);
-	http_close(&conn);
+	server_stop();
 }
 
+/* Each phase ends at its own limit, capped by the response's and by bounds.until; a stop ends any. */
 static void t_deadlines(void)
 {
 	struct http_response r;
