@@ -111,13 +111,13 @@ int election_may_write(struct election *e, int64_t now)
 void election_release(struct election *e)
 {
 	struct timespec wall;
-	int r;
+	enum lease_result r;
 
 	clock_gettime(CLOCK_REALTIME, &wall);
 	r = lease_release(&e->lease, (int64_t)wall.tv_sec, wall.tv_nsec / 1000);
-	if (r == 1)
+	if (r == LEASE_RELEASED)
 		say("Released lease %s/%s: another replica may take over at once", e->ns, e->name);
-	else if (r < 0)
+	else if (r == LEASE_FAILED)
 		say("Releasing lease %s/%s failed: %s; another replica takes over once it lapses (%ds)", e->ns,
 		    e->name, lease_error(&e->lease), LEASE_DURATION);
 	kube_close(&e->kc);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "clock.h"
@@ -146,6 +147,11 @@ int kube_init(struct kube *k, const struct kube_target *t, volatile sig_atomic_t
 	if (tls_load(&k->tls, t->ca_pem, t->ca_len, t->cert_pem, t->cert_len, t->key_pem,
 	    t->key_len, err, errlen) < 0)
 		return -1;
+	/* allocated once here, not in the loop; untouched pages cost no memory until an object needs them */
+	if ((k->item = malloc(KUBE_NODE_MAX)) == NULL) {
+		text_fail(err, errlen, "out of memory for the %d KiB object buffer", KUBE_NODE_MAX / 1024);
+		goto failed;
+	}
 	if (http_init(&k->http, &k->tls, host, port, t->tls_server_name) < 0) {
 		text_fail(err, errlen, "%s", k->http.err);
 		goto failed;
@@ -173,6 +179,8 @@ void kube_close(struct kube *k)
 {
 	http_close(&k->http);
 	tls_free(&k->tls);
+	free(k->item);
+	k->item = NULL;
 	explicit_bzero(k->token, sizeof k->token);
 }
 
@@ -402,8 +410,7 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
     const struct http_bounds *b, const struct node_keys *keys, kube_page_fn page, kube_node_fn node, void *ctx,
     char *rv)
 {
-	static struct json_list l;
-	static char item[KUBE_NODE_MAX];
+	struct json_list *l = &k->reader;
 	struct yield y = { .keys = keys, .node = node, .ctx = ctx };
 	char path[TARGET_PATH_MAX + 3 * JSON_CONTINUE_MAX];
 	char cont[JSON_CONTINUE_MAX + 1] = "";
@@ -438,13 +445,13 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
 			return fail(k, "listing nodes: the server answered with '%s', not JSON", ct);
 		}
 		page(ctx, &(struct kube_page){ .first = !cont[0], .date = r.date });
-		json_list_init(&l, item, sizeof item, keys, on_item, &y);
+		json_list_init(l, k->item, KUBE_NODE_MAX, keys, on_item, &y);
 		while ((got = http_read(&k->http, chunk, sizeof chunk)) > 0) {
-			int v = json_list_feed(&l, chunk, (size_t)got);
+			int v = json_list_feed(l, chunk, (size_t)got);
 			if (v != 0) {
 				http_close(&k->http);
 				if (v < 0)
-					return fail(k, "reading the node list: %s", l.err);
+					return fail(k, "reading the node list: %s", l->err);
 				return fail(k, "listing nodes: stopped");
 			}
 		}
@@ -452,20 +459,20 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
 			http_close(&k->http);
 			return fail(k, "reading the node list: %s", k->http.err);
 		}
-		if (json_list_end(&l) < 0)
-			return fail(k, "reading the node list: %s", l.err);
-		if (!l.cont[0]) {
+		if (json_list_end(l) < 0)
+			return fail(k, "reading the node list: %s", l->err);
+		if (!l->cont[0]) {
 			if (rv)
-				memcpy(rv, l.rv, sizeof l.rv);
+				memcpy(rv, l->rv, sizeof l->rv);
 			return KUBE_OK;
 		}
 		/* A server that hands back the token it was given, or pages without end, would
 		 * hold the pass forever: a list is never longer than KUBE_PAGES_MAX pages. */
-		if (strcmp(cont, l.cont) == 0)
+		if (strcmp(cont, l->cont) == 0)
 			return fail(k, "reading the node list: the server gave the same continue token again");
 		if (++pages >= KUBE_PAGES_MAX)
 			return fail(k, "reading the node list: more than %d pages", KUBE_PAGES_MAX);
-		memcpy(cont, l.cont, sizeof cont);
+		memcpy(cont, l->cont, sizeof cont);
 	}
 }
 
@@ -514,29 +521,29 @@ static int on_event(void *ctx, const char *type, const struct json_item *obj)
 	if (t == 5) {
 		char said[40];
 		text_clean(said, sizeof said, type, strlen(type), NULL, 0);
-		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d has the type '%s', not one a watch sends", w->l.nitems, said);
+		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d has the type '%s', not one a watch sends", w->k->reader.nitems, said);
 	}
 	if (!obj)
-		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d (%s) has no object", w->l.nitems, type);
+		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d (%s) has no object", w->k->reader.nitems, type);
 	if (!obj->p)
 		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d (%s): its object is over %d KiB (%zu bytes), more than noderecover reads",
-		    w->l.nitems, type, KUBE_NODE_MAX / 1024, obj->len);
+		    w->k->reader.nitems, type, KUBE_NODE_MAX / 1024, obj->len);
 	ev.type = (enum kube_event_type)t;
 	if (ev.type == KUBE_ERROR) {
 		char reason[64], msg[300];
 		ev.rv = "";
 		w->fn(w->ctx, &ev);
 		if (json_status(obj->p, obj->len, reason, sizeof reason, msg, sizeof msg) < 0)
-			return watch_stop(w, KUBE_WATCH_BROKEN, "event %d: an ERROR whose object is not a Status", w->l.nitems);
+			return watch_stop(w, KUBE_WATCH_BROKEN, "event %d: an ERROR whose object is not a Status", w->k->reader.nitems);
 		/* the cacher's 410 for a resourceVersion it no longer has: only a new list helps */
 		return watch_stop(w, strcmp(reason, "Expired") == 0 || strcmp(reason, "Gone") == 0 ? KUBE_WATCH_EXPIRED
 		    : KUBE_WATCH_FAILED, "the server ended the watch: %s%s%s", reason, reason[0] ? ": " : "", msg);
 	}
 	if (json_item_string(obj, JSON_KIND, kind, sizeof kind, why, sizeof why) < 0 || strcmp(kind, "Node") != 0)
-		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d (%s) is not about a Node (%s)", w->l.nitems, type,
+		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d (%s) is not about a Node (%s)", w->k->reader.nitems, type,
 		    kind[0] ? "another kind" : why);
 	if (json_item_string(obj, JSON_RV, rv, sizeof rv, why, sizeof why) < 0)
-		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d (%s): %s", w->l.nitems, type, why);
+		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d (%s): %s", w->k->reader.nitems, type, why);
 	ev.rv = rv;
 	if (ev.type != KUBE_BOOKMARK) {
 		ev.f = &f;
@@ -580,7 +587,8 @@ enum kube_watch_end kube_watch_open(struct kube *k, struct kube_watch *w, const 
 		fail(k, "watching nodes: the server answered with '%s', not JSON", ct);
 		return KUBE_WATCH_BROKEN;
 	}
-	json_watch_init(&w->l, w->item, sizeof w->item, keys, on_event, w);
+	json_watch_init(&k->reader, k->item, KUBE_NODE_MAX, keys, on_event, w);
+	w->k = k;
 	w->keys = keys;
 	w->fn = fn;
 	w->ctx = ctx;
@@ -591,8 +599,9 @@ enum kube_watch_end kube_watch_open(struct kube *k, struct kube_watch *w, const 
 
 enum kube_watch_end kube_watch_read(struct kube *k, struct kube_watch *w, int64_t until)
 {
+	struct json_list *l = &k->reader;
 	char chunk[READ_CHUNK];
-	int seen = w->l.nitems;
+	int seen = l->nitems;
 
 	for (;;) {
 		long got = http_read_wait(&k->http, chunk, sizeof chunk, until, KUBE_WATCH_GRACE_MS);
@@ -604,23 +613,23 @@ enum kube_watch_end kube_watch_read(struct kube *k, struct kube_watch *w, int64_
 			return KUBE_WATCH_FAILED;
 		}
 		if (got == 0) {
-			if (json_list_end(&w->l) < 0) {
-				fail(k, "reading the watch: %s", w->l.err);
+			if (json_list_end(l) < 0) {
+				fail(k, "reading the watch: %s", l->err);
 				return KUBE_WATCH_BROKEN;
 			}
 			return KUBE_WATCH_ENDED;
 		}
-		if (json_list_feed(&w->l, chunk, (size_t)got) != 0) {
+		if (json_list_feed(l, chunk, (size_t)got) != 0) {
 			http_close(&k->http);
 			if (w->end == KUBE_WATCH_OPEN) {
-				fail(k, "reading the watch: %s", w->l.err);
+				fail(k, "reading the watch: %s", l->err);
 				return KUBE_WATCH_BROKEN;
 			}
 			fail(k, "%s", w->why);
 			return w->end;
 		}
 		/* the caller decides on what the events changed, then reads on */
-		if (w->l.nitems != seen || clock_ms() >= until)
+		if (w->k->reader.nitems != seen || clock_ms() >= until)
 			return KUBE_WATCH_OPEN;
 	}
 }

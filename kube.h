@@ -53,9 +53,16 @@ typedef void (*kube_observe_fn)(void *ctx, const char *method, int status);
 #define KUBE_PAGE_SECONDS 60    /* longest one page may take, from its request to its last byte */
 #define KUBE_NODE_MAX (256 * 1024) /* largest Node object read; a larger one is unreadable */
 
-/* One connection to the API server. Large: keep it static. Its fields are kube.c's alone. */
+/*
+ * One connection to the API server, and the one Node object it reads at a time (a list's item,
+ * a watch event's object: a connection reads one response at a time). Large (the TLS
+ * buffers): keep it static or allocated once. Its fields are kube.c's alone.
+ */
 struct kube {
 	struct http_conn http;
+	struct json_list reader;          /* the list or the watch being read on this connection */
+	char *item;                       /* KUBE_NODE_MAX bytes: the object the reader cuts out,
+	                                     allocated by kube_init, freed by kube_close */
 	struct tls_creds tls;
 	const struct kube_target *t;
 	char prefix[512];                 /* path prefix of the server URL, "" for none */
@@ -70,13 +77,14 @@ struct kube {
 
 /*
  * Prepares the connection for a target (which must outlive k). Reads the CA and client
- * certificate, and the token. stop (may be NULL) is polled: once it is set, no new request
+ * certificate, and the token, and allocates the object buffer. stop (may be NULL) is polled: once it is set, no new request
  * starts and no retry waits. Returns 0, or -1 with one line in err.
  */
 int kube_init(struct kube *k, const struct kube_target *t, volatile sig_atomic_t *stop, char *err,
     size_t errlen);
 
-/* Closes the connection and forgets the credentials kube_init loaded; k may be initialised again. */
+/* Closes the connection, frees its object buffer and forgets the credentials kube_init loaded;
+ * k may be initialised again. */
 void kube_close(struct kube *k);
 
 /*
@@ -168,10 +176,9 @@ enum kube_watch_end {
 #define KUBE_WATCH_SLACK 60        /* seconds a stream may outlive its timeoutSeconds */
 #define KUBE_WATCH_GRACE_MS 2000   /* once bytes arrive, what they start must come within this */
 
-/* A watch stream being read. Large (one object's buffer): keep it static. Its fields are kube.c's. */
+/* A watch stream being read (its object on the connection's reader). Its fields are kube.c's. */
 struct kube_watch {
-	struct json_list l;
-	char item[KUBE_NODE_MAX];
+	struct kube *k;                /* the connection it is read on */
 	const struct node_keys *keys;
 	kube_event_fn fn;
 	void *ctx;

@@ -11,8 +11,6 @@
 #include "lease.h"
 #include "text.h"
 
-#define LEASE_BODY_MAX 2048           /* a Lease we write: names, identity, times */
-#define LEASE_ANSWER_MAX (16 * 1024)  /* a Lease we read, managedFields included */
 
 void lease_observe(struct lease_seen *o, const struct json_lease *r, int64_t mono_ms)
 {
@@ -127,17 +125,16 @@ int lease_init(struct lease *l, struct kube *k, const char *ns, const char *name
  */
 static int call(struct lease *l, const char *what, const char *method, const char *body, struct json_lease *r)
 {
-	static char answer[LEASE_ANSWER_MAX];
 	char path[sizeof l->path + LEASE_NAME_MAX + 2], why[200];
 	int st;
 
 	snprintf(path, sizeof path, "%s%s%s", l->path, strcmp(method, "POST") ? "/" : "", strcmp(method, "POST") ? l->name : "");
-	st = kube_call(l->k, what, method, path, body, body ? strlen(body) : 0, answer, sizeof answer);
+	st = kube_call(l->k, what, method, path, body, body ? strlen(body) : 0, l->answer, sizeof l->answer);
 	if (st < 200 || st > 299) {
 		text_fail(l->err, sizeof l->err, "%s", kube_error(l->k));
 		return st;
 	}
-	if (r && json_lease(answer, strlen(answer), r, why, sizeof why) < 0)
+	if (r && json_lease(l->answer, strlen(l->answer), r, why, sizeof why) < 0)
 		return text_fail(l->err, sizeof l->err, "%s: the answer is no Lease we can read: %s", what, why);
 	return st;
 }
@@ -145,13 +142,12 @@ static int call(struct lease *l, const char *what, const char *method, const cha
 /* PUTs (rv set) or POSTs spec s; on success the record written is the one seen, from mono_ms. */
 static int write_spec(struct lease *l, const char *what, const char *rv, const struct lease_spec *s, int64_t mono_ms)
 {
-	static char body[LEASE_BODY_MAX];
 	struct json_lease r;
 	int st;
 
-	if (lease_body(body, sizeof body, l->ns, l->name, rv, s) < 0)
+	if (lease_body(l->body, sizeof l->body, l->ns, l->name, rv, s) < 0)
 		return text_fail(l->err, sizeof l->err, "%s: the Lease does not fit in %d bytes", what, LEASE_BODY_MAX);
-	st = call(l, what, rv ? "PUT" : "POST", body, &r);
+	st = call(l, what, rv ? "PUT" : "POST", l->body, &r);
 	if (st >= 200 && st <= 299)
 		lease_observe(&l->seen, &r, mono_ms);
 	return st;
@@ -215,7 +211,7 @@ const char *lease_holder(const struct lease *l)
 	return l->seen.rec.holder;
 }
 
-int lease_release(struct lease *l, int64_t wall_sec, long wall_usec)
+enum lease_result lease_release(struct lease *l, int64_t wall_sec, long wall_usec)
 {
 	char now[LEASE_TIME_LEN + 1], what[LEASE_NAMESPACE_MAX + LEASE_NAME_MAX + 32];
 	struct json_lease r;
@@ -231,21 +227,22 @@ int lease_release(struct lease *l, int64_t wall_sec, long wall_usec)
 		if (tries > 0 || !l->seen.have || strcmp(l->seen.rec.holder, l->id) != 0) {
 			st = call(l, what, "GET", NULL, &r);
 			if (st == 404)
-				return 0;
+				return LEASE_FOLLOWING;
 			if (st != 200)
-				return -1;
+				return LEASE_FAILED;
 			lease_observe(&l->seen, &r, l->seen.since_ms);
 			if (strcmp(l->seen.rec.holder, l->id) != 0)
-				return 0;
+				return LEASE_FOLLOWING;
 		}
 		struct lease_spec s = { "", 1, now, now, l->seen.rec.transitions };
 		st = write_spec(l, what, l->seen.rec.rv, &s, l->seen.since_ms);
 		if (st >= 200 && st <= 299)
-			return 1;
+			return LEASE_RELEASED;
 		if (st != 409)
-			return -1;
+			return LEASE_FAILED;
 	}
-	return text_fail(l->err, sizeof l->err, "%s: it kept changing", what);
+	text_fail(l->err, sizeof l->err, "%s: it kept changing", what);
+	return LEASE_FAILED;
 }
 
 const char *lease_error(const struct lease *l)

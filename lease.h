@@ -75,6 +75,9 @@ void lease_microtime(char *out, int64_t sec, long usec);
 int lease_identity(char *out, size_t cap, const char *base);
 
 /* One replica's election. Its fields are lease.c's alone. */
+#define LEASE_BODY_MAX 2048           /* a Lease we write: names, identity, times */
+#define LEASE_ANSWER_MAX (16 * 1024)  /* a Lease we read, managedFields included */
+
 struct lease {
 	struct kube *k;
 	char ns[LEASE_NAMESPACE_MAX + 1], name[LEASE_NAME_MAX + 1];
@@ -84,6 +87,8 @@ struct lease {
 	int leader;                 /* our last write succeeded and nothing since said otherwise */
 	int64_t renewed_ms;         /* monotonic ms when the last successful write was sent */
 	char err[600];
+	char body[LEASE_BODY_MAX];     /* the Lease being written */
+	char answer[LEASE_ANSWER_MAX]; /* the server's answer being read */
 };
 
 /* Prepares an election on Lease ns/name for identity id over k (which must outlive l). 0 or -1 (err). */
@@ -93,7 +98,8 @@ enum lease_result {
 	LEASE_FAILED = -1,  /* a request failed or the Lease could not be read: lease_error() says why */
 	LEASE_FOLLOWING,    /* another replica holds it */
 	LEASE_LEADING,      /* we hold it, renewed just now */
-	LEASE_LOST          /* a write of ours was refused with 409: another replica wrote first */
+	LEASE_LOST,         /* a write of ours was refused with 409: another replica wrote first */
+	LEASE_RELEASED      /* lease_release gave it up */
 };
 
 /*
@@ -117,10 +123,10 @@ const char *lease_holder(const struct lease *l);
  * Gives the Lease up, as client-go's ReleaseOnCancel: when we hold it, a PUT with holderIdentity
  * "", leaseDurationSeconds 1, acquireTime = renewTime = wall, leaseTransitions kept. When the
  * record last seen is not ours (our last write's answer may have been cut short), or the PUT
- * gets 409, it reads the Lease first and releases it only if it is ours. 1 released, 0 not
- * ours, -1 failed (lease_error).
+ * gets 409, it reads the Lease first and releases it only if it is ours. LEASE_RELEASED,
+ * LEASE_FOLLOWING when it is not ours (or is gone), or LEASE_FAILED (lease_error).
  */
-int lease_release(struct lease *l, int64_t wall_sec, long wall_usec);
+enum lease_result lease_release(struct lease *l, int64_t wall_sec, long wall_usec);
 
 const char *lease_error(const struct lease *l);
 

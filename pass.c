@@ -14,34 +14,6 @@
 #include "say.h"
 #include "text.h"
 
-struct kept {
-	struct node_facts f;
-	struct policy_verdict v;
-};
-
-/* What one pass has learnt so far. */
-struct pass {
-	struct node_keys keys;
-	struct policy_settings rules;
-	int64_t now;        /* when the list began, by the API server's clock (else the local one) */
-	int64_t local;      /* ... by the local clock */
-	int64_t date;       /* the first page's Date; -1: it had none we could read */
-	int64_t mono0;      /* ... by the monotonic clock, milliseconds */
-	int64_t due;        /* seconds from now until the first threshold ahead; -1: none */
-	char rv[NODE_RV_MAX + 1]; /* the list's resourceVersion */
-	struct policy_summary sum;
-	long ready[METRICS_READIES];   /* nodes by Ready state, for the metrics */
-	struct metrics_tainted tainted[METRICS_TAINTED_MAX];   /* ours, tainted longest, for the metrics */
-	int ntainted;
-	long tainted_total;
-	int nkept, overflow, unreadable;
-	long seen;
-	struct pass_loop *loop; /* the loop this pass runs in */
-	pass_row_fn row;    /* plan's: every node decided (NULL in a pass) */
-	void *row_ctx;
-	struct kept kept[PASS_KEEP_MAX];
-};
-
 /* What a pass knows is forgotten: a list starts (again), or a round over the table does. */
 static void begin(struct pass_loop *l, struct pass *p)
 {
@@ -92,9 +64,8 @@ static int64_t pass_now(const struct pass *p)
 
 static int on_node(void *ctx, const struct node_facts *f, const char *why)
 {
-	static struct kept spill;   /* a node past PASS_KEEP_MAX: decided, counted, not kept */
 	struct pass *p = ctx;
-	struct kept *k = p->nkept < PASS_KEEP_MAX ? &p->kept[p->nkept] : &spill;
+	struct pass_kept *k = p->nkept < PASS_KEEP_MAX ? &p->kept[p->nkept] : &p->spill;
 	char name[NODE_NAME_MAX + 1], full[300];
 
 	p->seen++;
@@ -135,9 +106,9 @@ static int on_node(void *ctx, const struct node_facts *f, const char *why)
 			p->row(p->row_ctx, &(struct pass_row){ &k->f, NULL, "not a valid node name", 0 });
 		return 0;
 	}
-	if (k == &spill && p->row)
+	if (k == &p->spill && p->row)
 		p->row(p->row_ctx, &(struct pass_row){ &k->f, &k->v, NULL, 1 });
-	if (k == &spill)
+	if (k == &p->spill)
 		p->overflow++;
 	else
 		p->nkept++;
@@ -199,7 +170,7 @@ static void report(struct pass_loop *l, enum pass_event e, const struct node_fac
 }
 
 /* Says why a delete was refused. */
-static void say_refusal(struct pass_loop *l, const struct kept *k, const struct policy_summary *sum)
+static void say_refusal(struct pass_loop *l, const struct pass_kept *k, const struct policy_summary *sum)
 {
 	switch (k->v.refusal) {
 	case POLICY_REFUSED_CONTROL_PLANE:
@@ -277,7 +248,7 @@ static void say_storm(struct pass_loop *l, enum policy_storm_change c, const str
 }
 
 /* The line for a decided action that a dry run does not carry out. */
-static void say_would(struct pass_loop *l, const struct kept *k)
+static void say_would(struct pass_loop *l, const struct pass_kept *k)
 {
 	const char *how = l->s->dry_run == DRY_RUN_SERVER ? "dry run: the server accepted it, nothing stored"
 	    : "dry run: nothing sent";
@@ -291,8 +262,16 @@ static void say_would(struct pass_loop *l, const struct kept *k)
 		report(l, PASS_WOULD, &k->f, "Would delete %s: not reporting for %llds (%s)", k->f.name, (long long)k->v.unknown_for, how);
 }
 
-/* Does one decided action; returns -1 when it failed the pass, 2 when it may not write now, else 0 (KUBE_CHANGED: 1). */
-static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
+/* How one action went, for the pass. */
+enum acted {
+	ACTED_FAILED = -1,  /* it failed the pass (said) */
+	ACTED_DONE = 0,     /* done, or nothing to do (said) */
+	ACTED_CHANGED,      /* the node changed since it was read: read it again, decide again */
+	ACTED_NOT_LEADER    /* this replica may not write now: the rest is another's */
+};
+
+/* Does one decided action. */
+static enum acted act_once(struct pass_loop *l, const struct pass_kept *k, int64_t now)
 {
 	const struct settings *s = l->s;
 	const char *verb = k->v.action == POLICY_TAINT ? "Tainting" : k->v.action == POLICY_CLEAR ? "Clearing" : "Deleting";
@@ -301,12 +280,12 @@ static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
 	if (s->dry_run == DRY_RUN_CLIENT) {
 		count(k->v.action, METRICS_DRY_RUN);
 		say_would(l, k);
-		return 0;
+		return ACTED_DONE;
 	}
 	if (!may_write(l)) {
 		say("Not %s %s: this replica no longer holds the lease; it acts again once it leads",
 		    k->v.action == POLICY_TAINT ? "tainting" : k->v.action == POLICY_CLEAR ? "clearing" : "deleting", k->f.name);
-		return 2;
+		return ACTED_NOT_LEADER;
 	}
 	switch (k->v.action) {
 	case POLICY_TAINT:
@@ -319,7 +298,7 @@ static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
 		r = kube_delete(l->kc, &k->f);
 		break;
 	default:
-		return 0;
+		return ACTED_DONE;
 	}
 	switch (r) {
 	case KUBE_OK:
@@ -333,13 +312,13 @@ static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
 			report(l, PASS_CLEARED, &k->f, "Cleared %s: Ready again; out-of-service taint and annotation removed", k->f.name);
 		else
 			report(l, PASS_DELETED, &k->f, "Deleted %s: not reporting for %llds", k->f.name, (long long)k->v.unknown_for);
-		return 0;
+		return ACTED_DONE;
 	case KUBE_CHANGED:
-		return 1;
+		return ACTED_CHANGED;
 	case KUBE_GONE:
 		count(k->v.action, METRICS_GONE);
 		say("%s already gone", k->f.name);
-		return 0;
+		return ACTED_DONE;
 	case KUBE_FAILED:
 		break;
 	}
@@ -349,26 +328,27 @@ static int act_once(struct pass_loop *l, const struct kept *k, int64_t now)
 		say("%s %s cut short by a signal", verb, k->f.name);
 	else
 		report(l, PASS_ACTION_FAILED, &k->f, "%s %s failed: %s; next pass", verb, k->f.name, kube_error(l->kc));
-	return -1;
+	return ACTED_FAILED;
 }
 
 /*
  * Does one decided action. When the node changed since it was listed (a failed test op or
  * delete precondition), reads it again, decides again with the pass's summary and the guard's
  * verdict, and tries again with its new resourceVersion, a few times, as client-go's conflict
- * retry does: a node another client changes often must not starve. Returns -1 when the action
- * failed the pass, 2 when this replica may not write now, else 0.
+ * retry does: a node another client changes often must not starve. Never ACTED_CHANGED.
  */
-static int act(struct pass_loop *l, const struct pass *p, struct kept *k, int holding)
+static enum acted act(struct pass_loop *l, const struct pass *p, struct pass_kept *k, int holding)
 {
 	enum policy_action first = k->v.action;
-	int r = act_once(l, k, pass_now(p));
+	enum acted r = act_once(l, k, pass_now(p));
 
-	for (int tries = 0; r == 1 && !*l->stop; tries++) {
+	for (int tries = 0; r == ACTED_CHANGED; tries++) {
+		if (*l->stop)
+			return ACTED_DONE;
 		if (tries == KUBE_CONFLICT_RETRIES) {
 			count(k->v.action, METRICS_CHANGED);
 			say("%s kept changing while it was acted on (%d tries); next pass", k->f.name, tries + 1);
-			return 0;
+			return ACTED_DONE;
 		}
 		switch (kube_get_node(l->kc, k->f.name, &p->keys, &k->f)) {
 		case KUBE_OK:
@@ -376,26 +356,26 @@ static int act(struct pass_loop *l, const struct pass *p, struct kept *k, int ho
 		case KUBE_GONE:
 			count(k->v.action, METRICS_GONE);
 			say("%s already gone", k->f.name);
-			return 0;
+			return ACTED_DONE;
 		default:
 			count(k->v.action, METRICS_FAILED);
 			say("%s changed since it was listed, and reading it again failed: %s; next pass", k->f.name, kube_error(l->kc));
-			return -1;
+			return ACTED_FAILED;
 		}
 		policy_node(&k->f, &p->rules, pass_now(p), &k->v);
 		policy_resolve(&k->v, &p->sum, holding);
 		if (k->v.action == POLICY_NONE) {
 			count(first, METRICS_CHANGED);
 			say("%s changed since it was listed; nothing to do now", k->f.name);
-			return 0;
+			return ACTED_DONE;
 		}
 		r = act_once(l, k, pass_now(p));
 	}
-	return r < 0 ? -1 : r == 2 ? 2 : 0;
+	return r;
 }
 
 /* An opted-out node that would be tainted or deleted: said once while it stays so. */
-static void say_excluded(struct pass_loop *l, const struct kept *k)
+static void say_excluded(struct pass_loop *l, const struct pass_kept *k)
 {
 	uint64_t h = text_hash(k->f.name);
 	int told = 0;
@@ -430,9 +410,6 @@ static int list(struct pass_loop *l, struct pass *p)
 	return -1;
 }
 
-/* The pass's one memory: run's passes, over a list or the table, never two at once. */
-static struct pass the_pass;
-
 /*
  * After the nodes are read (a whole list, or the table's): the guard's step, then each kept
  * node's verdict resolved against the summary and acted on. Returns 0, or -1 when the pass
@@ -454,7 +431,7 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 	say_storm(l, policy_storm_step(&l->storm, p->sum.unknown, limit, s->storm_cooldown, clock_ms() / 1000), &p->sum, limit);
 	metrics_storm(policy_storm_holds(&l->storm));
 	for (int i = 0; i < p->nkept && !*l->stop; i++) {
-		struct kept *k = &p->kept[i];
+		struct pass_kept *k = &p->kept[i];
 		policy_resolve(&k->v, &p->sum, policy_storm_holds(&l->storm));
 		held += k->v.held != POLICY_NONE;
 		count(k->v.held, METRICS_HELD);
@@ -466,12 +443,12 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 			say_refusal(l, k, &p->sum);
 			res->failed = 1;
 		}
-		int a = act(l, p, k, policy_storm_holds(&l->storm));
-		res->failed |= a != 0;
+		enum acted a = act(l, p, k, policy_storm_holds(&l->storm));
+		res->failed |= a != ACTED_DONE;
 		/* what was written shows in the node's next event: until then its entry is old */
-		if (a == 0 && l->table && k->v.action != POLICY_NONE)
+		if (a == ACTED_DONE && l->table && k->v.action != POLICY_NONE)
 			table_acted(l->table, k->f.name);
-		if (a == 2)
+		if (a == ACTED_NOT_LEADER)
 			break;   /* not the leader any more: the rest is another replica's */
 	}
 	/* a round over part of the table keeps what it did not see said */
@@ -506,7 +483,7 @@ static int counted(const struct pass_result *res, int64_t start, int rc)
 
 int pass_run(struct pass_loop *l, struct pass_result *res)
 {
-	struct pass *p = &the_pass;
+	struct pass *p = &l->pass;
 	int64_t start = clock_ms();
 
 	memset(res, 0, sizeof *res);
@@ -530,7 +507,7 @@ int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *re
 {
 	static const int by_ready[4] = { [NODE_READY_NONE] = METRICS_READY_NONE, [NODE_READY_TRUE] = METRICS_READY_TRUE,
 		[NODE_READY_FALSE] = METRICS_READY_FALSE, [NODE_READY_UNKNOWN] = METRICS_READY_UNKNOWN };
-	struct pass *p = &the_pass;
+	struct pass *p = &l->pass;
 	struct table *t = l->table;
 	struct node_facts f;
 	int64_t start = clock_ms();
@@ -568,7 +545,7 @@ int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *re
 
 int pass_plan(struct pass_loop *l, pass_row_fn row, void *ctx, struct pass_plan_result *r)
 {
-	struct pass *p = &the_pass;   /* plan runs no pass of its own: the one memory serves */
+	struct pass *p = &l->pass;   /* plan runs no pass of its own: the one memory serves */
 	struct policy_limit lim = { l->s->max_unknown, l->s->max_unknown_percent };
 	struct policy_storm fresh = { POLICY_STORM_OFF, 0 };
 

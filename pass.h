@@ -11,6 +11,7 @@
 #include "election.h"
 #include "events.h"
 #include "kube.h"
+#include "metrics.h"
 #include "policy.h"
 #include "settings.h"
 #include "table.h"
@@ -18,10 +19,57 @@
 #define PASS_KEEP_MAX 1024   /* nodes acted on in one pass; the rest wait for the next */
 
 /*
+ * One node as `noderecover plan` shows it: its facts and what a pass would do to it.
+ * f == NULL: the list starts (again, after a 410 Expired): forget the rows had so far.
+ */
+struct pass_row {
+	const struct node_facts *f;
+	const struct policy_verdict *v;  /* after policy_resolve; NULL when unreadable */
+	const char *unreadable;          /* why nothing may be done to it, else NULL */
+	int next_pass;                   /* it needs action, but more than PASS_KEEP_MAX nodes do:
+	                                    a pass leaves it for the next (v is not resolved) */
+};
+typedef void (*pass_row_fn)(void *ctx, const struct pass_row *row);
+
+struct pass_loop;
+
+/* A node kept for action after the whole list is read. */
+struct pass_kept {
+	struct node_facts f;
+	struct policy_verdict v;
+};
+
+/* What one pass has learnt so far: run's passes (over a list or the table) and plan's list,
+ * never two at once. About 500 KB (PASS_KEEP_MAX nodes' facts). Its fields are pass.c's alone. */
+struct pass {
+	struct node_keys keys;
+	struct policy_settings rules;
+	int64_t now;        /* when the list began, by the API server's clock (else the local one) */
+	int64_t local;      /* ... by the local clock */
+	int64_t date;       /* the first page's Date; -1: it had none we could read */
+	int64_t mono0;      /* ... by the monotonic clock, milliseconds */
+	int64_t due;        /* seconds from now until the first threshold ahead; -1: none */
+	char rv[NODE_RV_MAX + 1]; /* the list's resourceVersion */
+	struct policy_summary sum;
+	long ready[METRICS_READIES];   /* nodes by Ready state, for the metrics */
+	struct metrics_tainted tainted[METRICS_TAINTED_MAX];   /* ours, tainted longest, for the metrics */
+	int ntainted;
+	long tainted_total;
+	int nkept, overflow, unreadable;
+	long seen;
+	struct pass_loop *loop; /* the loop this pass runs in */
+	pass_row_fn row;    /* plan's: every node decided (NULL in a pass) */
+	void *row_ctx;
+	struct pass_kept kept[PASS_KEEP_MAX];
+	struct pass_kept spill;  /* a node past PASS_KEEP_MAX: decided, counted, not kept */
+};
+
+/*
  * What the loop hands every pass, and what one pass leaves for the next on purpose: the
  * storm guard, the clock skew last logged, and which opted-out nodes needing action were
  * already logged (by a 64-bit hash of the name: fixed memory, and a collision costs at most
- * one line not written). A restart forgets it all. Zero it, then set kc, s and stop. Large: keep it static.
+ * one line not written). A restart forgets it all. Zero it, then set kc, s and stop. Large (its pass): its owner
+ * allocates it once.
  */
 struct pass_loop {
 	struct kube *kc;
@@ -40,6 +88,7 @@ struct pass_loop {
 	int no_date_said;                 /* the server's missing Date was logged */
 	uint64_t told[PASS_KEEP_MAX], telling[PASS_KEEP_MAX];
 	int ntold, ntelling;
+	struct pass pass;                 /* the pass's memory */
 };
 
 /* How a pass went, for the loop. */
@@ -66,18 +115,6 @@ int pass_run(struct pass_loop *l, struct pass_result *r);
  */
 int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *r);
 
-/*
- * One node as `noderecover plan` shows it: its facts and what a pass would do to it.
- * f == NULL: the list starts (again, after a 410 Expired): forget the rows had so far.
- */
-struct pass_row {
-	const struct node_facts *f;
-	const struct policy_verdict *v;  /* after policy_resolve; NULL when unreadable */
-	const char *unreadable;          /* why nothing may be done to it, else NULL */
-	int next_pass;                   /* it needs action, but more than PASS_KEEP_MAX nodes do:
-	                                    a pass leaves it for the next (v is not resolved) */
-};
-typedef void (*pass_row_fn)(void *ctx, const struct pass_row *row);
 
 /* What the whole list said, for plan's summary. */
 struct pass_plan_result {
