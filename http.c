@@ -43,7 +43,7 @@ void http_parser_init(struct http_parser *p)
 	p->r.date = -1;
 }
 
-static int perr(struct http_parser *p, const char *why)
+static int parse_fail(struct http_parser *p, const char *why)
 {
 	p->state = P_ERROR;
 	p->why = why;
@@ -61,10 +61,10 @@ static int status_line(struct http_parser *p)
 	const char *s = p->line;
 
 	if (p->linelen < 12 || strncmp(s, "HTTP/1.", 7) != 0 || (s[7] != '0' && s[7] != '1') || s[8] != ' ')
-		return perr(p, "bad status line");
+		return parse_fail(p, "bad status line");
 	if (s[9] < '1' || s[9] > '5' || s[10] < '0' || s[10] > '9' || s[11] < '0' || s[11] > '9' ||
 	    (p->linelen > 12 && s[12] != ' '))
-		return perr(p, "bad status line");
+		return parse_fail(p, "bad status line");
 	p->http10 = s[7] == '0';
 	p->r.status = (s[9] - '0') * 100 + (s[10] - '0') * 10 + (s[11] - '0');
 	p->r.keep_alive = !p->http10;
@@ -117,17 +117,17 @@ static int header_line(struct http_parser *p)
 	long long n;
 
 	if (++p->nlines > HTTP_MAX_HEADERS)
-		return perr(p, "too many header lines");
+		return parse_fail(p, "too many header lines");
 	if (s[0] == ' ' || s[0] == '\t')
-		return perr(p, "folded header line");
+		return parse_fail(p, "folded header line");
 	colon = strchr(s, ':');
 	if (colon == NULL)
-		return perr(p, p->cut ? "header name too long" : "header line without a colon");
+		return parse_fail(p, p->cut ? "header name too long" : "header line without a colon");
 	if (colon == s)
-		return perr(p, "empty header name");
+		return parse_fail(p, "empty header name");
 	for (char *q = s; q < colon; q++)
 		if (!is_tchar((unsigned char)*q))
-			return perr(p, "bad header name");
+			return parse_fail(p, "bad header name");
 	*colon = 0;
 	for (v = colon + 1; *v == ' ' || *v == '\t'; v++)
 		;
@@ -136,15 +136,15 @@ static int header_line(struct http_parser *p)
 	*e = 0;
 	if (strcasecmp(s, "content-length") == 0) {
 		if (p->cut || parse_digits(v, LLONG_MAX, &n) < 0)
-			return perr(p, "bad Content-Length");
+			return parse_fail(p, "bad Content-Length");
 		if (p->has_cl && n != p->r.content_length)
-			return perr(p, "conflicting Content-Length headers");
+			return parse_fail(p, "conflicting Content-Length headers");
 		p->has_cl = 1;
 		p->r.content_length = n;
 	} else if (strcasecmp(s, "transfer-encoding") == 0) {
 		/* we decode no other coding, and "chunked" may appear once, last */
 		if (p->cut || strcasecmp(v, "chunked") != 0 || p->r.chunked)
-			return perr(p, "unsupported Transfer-Encoding");
+			return parse_fail(p, "unsupported Transfer-Encoding");
 		p->r.chunked = 1;
 	} else if (strcasecmp(s, "connection") == 0) {
 		if (has_token(v, "close"))
@@ -172,7 +172,7 @@ static int head_end(struct http_parser *p)
 
 	if (st >= 100 && st < 200) {
 		if (st == 101)
-			return perr(p, "unexpected 101 Switching Protocols");
+			return parse_fail(p, "unexpected 101 Switching Protocols");
 		p->state = P_STATUS;
 		return 0;
 	}
@@ -182,7 +182,7 @@ static int head_end(struct http_parser *p)
 	} else if (p->r.chunked) {
 		/* RFC 9112 6.1: both framings is a smuggling attempt or a broken server */
 		if (p->has_cl)
-			return perr(p, "both Content-Length and chunked framing");
+			return parse_fail(p, "both Content-Length and chunked framing");
 		p->state = C_SIZE;
 	} else if (p->has_cl) {
 		p->left = (unsigned long long)p->r.content_length;
@@ -207,17 +207,17 @@ int http_parse_head(struct http_parser *p, const char *buf, size_t len, size_t *
 		unsigned char ch = (unsigned char)buf[i++];
 
 		if (p->state != P_STATUS && p->state != P_HEADERS) {
-			e = p->state == P_ERROR ? -1 : perr(p, "head already complete");
+			e = p->state == P_ERROR ? -1 : parse_fail(p, "head already complete");
 			break;
 		}
 		if (++p->headlen > HTTP_HEAD_MAX) {
-			e = perr(p, "response head longer than 16384 bytes");
+			e = parse_fail(p, "response head longer than 16384 bytes");
 			break;
 		}
 		if (p->cr) {
 			p->cr = 0;
 			if (ch != '\n') {
-				e = perr(p, "CR without LF in the response head");
+				e = parse_fail(p, "CR without LF in the response head");
 				break;
 			}
 			p->line[p->linelen] = 0;
@@ -232,9 +232,9 @@ int http_parse_head(struct http_parser *p, const char *buf, size_t len, size_t *
 		} else if (ch == '\r') {
 			p->cr = 1;
 		} else if (ch == '\n') {
-			e = perr(p, "LF without CR in the response head");
+			e = parse_fail(p, "LF without CR in the response head");
 		} else if ((ch < 0x20 && ch != '\t') || ch == 0x7f) {
-			e = perr(p, "control byte in the response head");
+			e = parse_fail(p, "control byte in the response head");
 		} else if (p->linelen < sizeof p->line - 1) {
 			p->line[p->linelen++] = (char)ch;
 		} else {
@@ -256,19 +256,19 @@ static int chunk_byte(struct http_parser *p, int ch)
 
 	if (p->state == C_SIZE || p->state == C_SIZE_WS || p->state == C_EXT) {
 		if (++p->extra > HTTP_CHUNK_LINE_MAX)
-			return perr(p, "chunk size line too long");
+			return parse_fail(p, "chunk size line too long");
 	}
 	switch (p->state) {
 	case C_SIZE:
 		if ((h = text_hexval(ch)) >= 0) {
 			if (p->left > (ULLONG_MAX >> 4))
-				return perr(p, "chunk size overflows");
+				return parse_fail(p, "chunk size overflows");
 			p->left = p->left << 4 | (unsigned)h;
 			p->sized = 1;
 			return 0;
 		}
 		if (!p->sized)
-			return perr(p, "bad chunk size");
+			return parse_fail(p, "bad chunk size");
 		if (ch == ' ' || ch == '\t')
 			p->state = C_SIZE_WS;
 		else if (ch == ';')
@@ -276,7 +276,7 @@ static int chunk_byte(struct http_parser *p, int ch)
 		else if (ch == '\r')
 			p->state = C_SIZE_LF;
 		else
-			return perr(p, "bad chunk size");
+			return parse_fail(p, "bad chunk size");
 		return 0;
 	case C_SIZE_WS:
 		if (ch == ';')
@@ -284,30 +284,30 @@ static int chunk_byte(struct http_parser *p, int ch)
 		else if (ch == '\r')
 			p->state = C_SIZE_LF;
 		else if (ch != ' ' && ch != '\t')
-			return perr(p, "bad chunk size");
+			return parse_fail(p, "bad chunk size");
 		return 0;
 	case C_EXT:
 		/* extensions are ignored */
 		if (ch == '\r')
 			p->state = C_SIZE_LF;
 		else if (ch == '\n' || ch == 0)
-			return perr(p, "bad chunk extension");
+			return parse_fail(p, "bad chunk extension");
 		return 0;
 	case C_SIZE_LF:
 		if (ch != '\n')
-			return perr(p, "chunk size line not ended by CRLF");
+			return parse_fail(p, "chunk size line not ended by CRLF");
 		p->extra = 0;
 		p->linelen = 0;
 		p->state = p->left == 0 ? C_TRAILER : C_DATA;
 		return 0;
 	case C_DATA_CR:
 		if (ch != '\r')
-			return perr(p, "chunk data not followed by CRLF");
+			return parse_fail(p, "chunk data not followed by CRLF");
 		p->state = C_DATA_LF;
 		return 0;
 	case C_DATA_LF:
 		if (ch != '\n')
-			return perr(p, "chunk data not followed by CRLF");
+			return parse_fail(p, "chunk data not followed by CRLF");
 		p->state = C_SIZE;
 		p->left = 0;
 		p->sized = 0;
@@ -315,17 +315,17 @@ static int chunk_byte(struct http_parser *p, int ch)
 		return 0;
 	case C_TRAILER:
 		if (++p->extra > HTTP_HEAD_MAX)
-			return perr(p, "chunked trailer too long");
+			return parse_fail(p, "chunked trailer too long");
 		if (ch == '\r')
 			p->state = C_TRAILER_LF;
 		else if (ch == '\n' || ch == 0)
-			return perr(p, "bad chunked trailer");
+			return parse_fail(p, "bad chunked trailer");
 		else
 			p->linelen++;
 		return 0;
 	case C_TRAILER_LF:
 		if (ch != '\n')
-			return perr(p, "bad chunked trailer");
+			return parse_fail(p, "bad chunked trailer");
 		if (p->linelen == 0) {
 			p->state = P_DONE;
 			p->done = 1;
@@ -334,7 +334,7 @@ static int chunk_byte(struct http_parser *p, int ch)
 		p->state = p->done ? P_DONE : C_TRAILER;
 		return 0;
 	}
-	return perr(p, "parser used out of order");
+	return parse_fail(p, "parser used out of order");
 }
 
 int http_parse_body(struct http_parser *p, const char *in, size_t inlen, size_t *used,
@@ -367,7 +367,7 @@ int http_parse_body(struct http_parser *p, const char *in, size_t inlen, size_t 
 		} else if (p->state == P_ERROR) {
 			e = -1;
 		} else if (p->state == P_STATUS || p->state == P_HEADERS) {
-			e = perr(p, "body parsed before the head");
+			e = parse_fail(p, "body parsed before the head");
 		} else {
 			e = chunk_byte(p, (unsigned char)in[i++]);
 		}
@@ -388,13 +388,12 @@ int http_parse_eof(struct http_parser *p)
 		p->done = 1;
 		return 1;
 	}
-	return perr(p, "connection closed before the end of the response");
+	return parse_fail(p, "connection closed before the end of the response");
 }
 
 /* ---- The connection ---- */
 
 /* c->err says why; -1 */
-#define cfail(c, ...) text_fail((c)->err, sizeof (c)->err, __VA_ARGS__)
 
 int http_init(struct http_conn *c, const struct tls_creds *creds, const char *host, const char *port,
     const char *verify_name)
@@ -412,18 +411,18 @@ int http_init(struct http_conn *c, const struct tls_creds *creds, const char *ho
 		hl -= 2;
 	}
 	if (hl == 0 || hl >= sizeof c->host)
-		return cfail(c, "server host name is empty or longer than %zu bytes", sizeof c->host - 1);
+		return TEXT_FAIL(c, "server host name is empty or longer than %zu bytes", sizeof c->host - 1);
 	memcpy(c->host, host, hl);
 	c->host[hl] = 0;
 	if (port == NULL || *port == 0 || strlen(port) >= sizeof c->port || strspn(port, "0123456789") != strlen(port))
-		return cfail(c, "server port is not a number");
+		return TEXT_FAIL(c, "server port is not a number");
 	strcpy(c->port, port);
 	n = snprintf(c->where, sizeof c->where, strchr(c->host, ':') ? "[%s]:%s" : "%s:%s", c->host, c->port);
 	if (n < 0 || (size_t)n >= sizeof c->where)
-		return cfail(c, "server address is too long");
+		return TEXT_FAIL(c, "server address is too long");
 	vn = verify_name && *verify_name ? verify_name : c->host;
 	if (tls_client_init(&c->tls, creds, vn) < 0)
-		return cfail(c, "TLS server name is longer than %d bytes", TLS_NAME_MAX - 1);
+		return TEXT_FAIL(c, "TLS server name is longer than %d bytes", TLS_NAME_MAX - 1);
 	return 0;
 }
 
@@ -488,12 +487,12 @@ int http_sleep(struct http_conn *c, long ms, long long until)
 	c->stopped = c->expired = 0;
 	if (until && end > until) {
 		c->expired = 1;
-		return cfail(c, "waiting %lds more would pass the deadline", (ms + 999) / 1000);
+		return TEXT_FAIL(c, "waiting %lds more would pass the deadline", (ms + 999) / 1000);
 	}
 	for (;;) {
 		long long left = end - clock_ms();
 		if (stop_seen(c))
-			return cfail(c, "stopped while waiting");
+			return TEXT_FAIL(c, "stopped while waiting");
 		if (left <= 0)
 			return 0;
 		poll(NULL, 0, left > HTTP_WAIT_SLICE_MS ? HTTP_WAIT_SLICE_MS : (int)left);
@@ -555,7 +554,7 @@ static int sock_write(void *ctx, const unsigned char *buf, size_t len)
  * The last failure as c->err, one line: a stop, a deadline (naming the phase and its limit),
  * TLS's words, or the socket's. doing: what was being done ("reading response from").
  */
-static int io_fail(struct http_conn *c, const char *doing)
+static int io_reason(struct http_conn *c, const char *doing)
 {
 	static const char *const phases[HTTP_PHASES] = {
 		"connect to", "handshake with", "response head from", "response from"
@@ -565,23 +564,23 @@ static int io_fail(struct http_conn *c, const char *doing)
 	long long ms = c->phase_ms;
 
 	if (c->stopped)
-		return cfail(c, "%s %s: stopped", doing, c->where);
+		return TEXT_FAIL(c, "%s %s: stopped", doing, c->where);
 	if (c->expired) {
 		if (c->by_until)
-			return cfail(c, "%s %s not done when the caller's deadline passed", phases[c->phase], c->where);
+			return TEXT_FAIL(c, "%s %s not done when the caller's deadline passed", phases[c->phase], c->where);
 		if (ms % 1000 == 0)
-			return cfail(c, "%s %s not done after %llds", phases[c->phase], c->where, ms / 1000);
-		return cfail(c, "%s %s not done after %lldms", phases[c->phase], c->where, ms);
+			return TEXT_FAIL(c, "%s %s not done after %llds", phases[c->phase], c->where, ms / 1000);
+		return TEXT_FAIL(c, "%s %s not done after %lldms", phases[c->phase], c->where, ms);
 	}
 	if (c->nfirst == sizeof c->first && memcmp(c->first, "HTTP/", 5) == 0 && c->phase == HTTP_HANDSHAKE) {
 		c->permanent = 1;
-		return cfail(c, "%s %s: the server answered in plain HTTP, not TLS", doing, c->where);
+		return TEXT_FAIL(c, "%s %s: the server answered in plain HTTP, not TLS", doing, c->where);
 	}
 	if ((why = tls_reason(&c->tls, b, sizeof b)) != NULL)
-		return cfail(c, "%s %s: %s", doing, c->where, why);
+		return TEXT_FAIL(c, "%s %s: %s", doing, c->where, why);
 	if (c->io_errno && c->io_errno != EPIPE && c->io_errno != ECONNRESET)
-		return cfail(c, "%s %s: %s", doing, c->where, strerror(c->io_errno));
-	return cfail(c, "%s %s: connection closed by the server", doing, c->where);
+		return TEXT_FAIL(c, "%s %s: %s", doing, c->where, strerror(c->io_errno));
+	return TEXT_FAIL(c, "%s %s: connection closed by the server", doing, c->where);
 }
 
 static int tcp_connect(struct http_conn *c)
@@ -598,7 +597,7 @@ static int tcp_connect(struct http_conn *c)
 		e = getaddrinfo(c->host, c->port, &hints, &res);
 	}
 	if (e != 0)
-		return cfail(c, "connect to %s: cannot resolve %s: %s", c->where, c->host, gai_strerror(e));
+		return TEXT_FAIL(c, "connect to %s: cannot resolve %s: %s", c->where, c->host, gai_strerror(e));
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		int err = 0;
 		socklen_t el = sizeof err;
@@ -627,8 +626,8 @@ static int tcp_connect(struct http_conn *c)
 	freeaddrinfo(res);
 	if (fd < 0) {
 		if (c->stopped || c->expired)
-			return io_fail(c, "connect to");
-		return cfail(c, "connect to %s: %s", c->where, strerror(why ? why : ECONNREFUSED));
+			return io_reason(c, "connect to");
+		return TEXT_FAIL(c, "connect to %s: %s", c->where, strerror(why ? why : ECONNREFUSED));
 	}
 	/* a request goes out in one flush; Nagle would only delay it */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
@@ -645,7 +644,7 @@ static int open_conn(struct http_conn *c)
 		return -1;
 	enter(c, HTTP_HANDSHAKE, clock_ms(), 0);
 	if (tls_client_reset(&c->tls) < 0) {
-		io_fail(c, "TLS handshake with");
+		io_reason(c, "TLS handshake with");
 		http_close(c);
 		return -1;
 	}
@@ -655,7 +654,7 @@ static int open_conn(struct http_conn *c)
 		int e = br_ssl_engine_last_error(&c->tls.sc.eng);
 		/* the network failing may pass; a refused certificate or protocol will not */
 		c->permanent = e != BR_ERR_IO && e != BR_ERR_OK;
-		io_fail(c, "TLS handshake with");
+		io_reason(c, "TLS handshake with");
 		http_close(c);
 		return -1;
 	}
@@ -687,37 +686,37 @@ static int check_request(struct http_conn *c, const char *method, const char *pa
 	const char *s;
 
 	if (*method == 0)
-		return cfail(c, "request to %s: empty method", c->where);
+		return TEXT_FAIL(c, "request to %s: empty method", c->where);
 	for (s = method; *s; s++)
 		if (!is_tchar((unsigned char)*s))
-			return cfail(c, "request to %s: bad method", c->where);
+			return TEXT_FAIL(c, "request to %s: bad method", c->where);
 	if (path[0] != '/')
-		return cfail(c, "request to %s: path does not start with /", c->where);
+		return TEXT_FAIL(c, "request to %s: path does not start with /", c->where);
 	for (s = path; *s; s++)
 		if ((unsigned char)*s <= 0x20 || *s == 0x7f)
-			return cfail(c, "request to %s: path holds a space or control byte", c->where);
+			return TEXT_FAIL(c, "request to %s: path holds a space or control byte", c->where);
 	if (headers == NULL || *headers == 0)
 		return 0;
 	/* each line ends "\r\n"; no bare CR or LF that would split the request */
 	for (s = headers; *s; s++) {
 		if ((*s == '\r' && s[1] != '\n') || (*s == '\n' && (s == headers || s[-1] != '\r')))
-			return cfail(c, "request to %s: header lines must end with CRLF", c->where);
+			return TEXT_FAIL(c, "request to %s: header lines must end with CRLF", c->where);
 		if (*s == '\n' && s[1] == '\r')
-			return cfail(c, "request to %s: empty header line", c->where);
+			return TEXT_FAIL(c, "request to %s: empty header line", c->where);
 	}
 	if (s[-1] != '\n')
-		return cfail(c, "request to %s: header lines must end with CRLF", c->where);
+		return TEXT_FAIL(c, "request to %s: header lines must end with CRLF", c->where);
 	return 0;
 }
 
-static int put(struct http_conn *c, const void *b, size_t n)
+static int send_all(struct http_conn *c, const void *b, size_t n)
 {
 	return n == 0 ? 0 : br_sslio_write_all(&c->io, b, n);
 }
 
 static int puts_(struct http_conn *c, const char *s)
 {
-	return put(c, s, strlen(s));
+	return send_all(c, s, strlen(s));
 }
 
 static int send_request(struct http_conn *c, const char *method, const char *path, const char *headers,
@@ -735,7 +734,7 @@ static int send_request(struct http_conn *c, const char *method, const char *pat
 		if (puts_(c, cl) < 0)
 			return -1;
 	}
-	if (puts_(c, "\r\n") < 0 || (body != NULL && put(c, body, bodylen) < 0))
+	if (puts_(c, "\r\n") < 0 || (body != NULL && send_all(c, body, bodylen) < 0))
 		return -1;
 	return br_sslio_flush(&c->io);
 }
@@ -827,9 +826,9 @@ int http_request(struct http_conn *c, const char *method, const char *path, cons
 		if (e == HEAD_BAD) {
 			/* a server that answers garbage is not fixed by asking again */
 			c->permanent = 1;
-			cfail(c, "response from %s: %s", c->where, c->parser.why);
+			TEXT_FAIL(c, "response from %s: %s", c->where, c->parser.why);
 		} else {
-			io_fail(c, sent ? "reading response from" : "sending request to");
+			io_reason(c, sent ? "reading response from" : "sending request to");
 		}
 		http_close(c);
 		return -1;
@@ -856,14 +855,14 @@ static long fill_failed(struct http_conn *c)
 		return 0;
 	}
 	if (c->stopped || c->expired)
-		io_fail(c, "reading response from");
+		io_reason(c, "reading response from");
 	else if (c->parser.state == P_EOF && c->io_eof)
-		cfail(c, "reading response from %s: connection closed without TLS close_notify; the body may be cut",
+		TEXT_FAIL(c, "reading response from %s: connection closed without TLS close_notify; the body may be cut",
 		    c->where);
 	else if (c->io_eof || clean)
-		cfail(c, "reading response from %s: connection closed before the end of the body", c->where);
+		TEXT_FAIL(c, "reading response from %s: connection closed before the end of the body", c->where);
 	else
-		io_fail(c, "reading response from");
+		io_reason(c, "reading response from");
 	http_close(c);
 	return -1;
 }
@@ -880,7 +879,7 @@ static long decode(struct http_conn *c, char *buf, size_t n, int *more)
 	c->rpos += used;
 	*more = 0;
 	if (e < 0) {
-		cfail(c, "response from %s: %s", c->where, c->parser.why);
+		TEXT_FAIL(c, "response from %s: %s", c->where, c->parser.why);
 		http_close(c);
 		return -1;
 	}
@@ -895,7 +894,7 @@ long http_read(struct http_conn *c, char *buf, size_t n)
 	if (!c->in_body)
 		return 0;
 	if (n == 0)
-		return cfail(c, "reading response from %s: no room given", c->where);
+		return TEXT_FAIL(c, "reading response from %s: no room given", c->where);
 	for (;;) {
 		int more;
 		long got;
@@ -917,7 +916,7 @@ long http_read_wait(struct http_conn *c, char *buf, size_t n, int64_t until, lon
 	if (!c->in_body)
 		return 0;
 	if (n == 0)
-		return cfail(c, "reading response from %s: no room given", c->where);
+		return TEXT_FAIL(c, "reading response from %s: no room given", c->where);
 	c->stopped = c->expired = 0;
 again:
 	/* nothing decoded or decrypted at hand: wait for the socket, without failing at until */
@@ -927,7 +926,7 @@ again:
 		int r;
 
 		if (stop_seen(c)) {
-			cfail(c, "reading response from %s: stopped", c->where);
+			TEXT_FAIL(c, "reading response from %s: stopped", c->where);
 			http_close(c);
 			return -1;
 		}
@@ -935,7 +934,7 @@ again:
 			return HTTP_IDLE;
 		if (now >= c->response_end) {
 			c->expired = 1;
-			io_fail(c, "reading response from");
+			io_reason(c, "reading response from");
 			http_close(c);
 			return -1;
 		}
@@ -946,7 +945,7 @@ again:
 			break;
 		if (r < 0 && errno != EINTR) {
 			c->io_errno = errno;
-			io_fail(c, "reading response from");
+			io_reason(c, "reading response from");
 			http_close(c);
 			return -1;
 		}

@@ -25,7 +25,6 @@
 #define PATCH_NOT_APPLIED "the server rejected our request due to an error in our request"
 
 /* KUBE_FAILED is -1, so a failure and its reason are one statement. */
-#define fail(k, ...) text_fail((k)->err, sizeof (k)->err, __VA_ARGS__)
 
 void kube_dry_run(struct kube *k, int on)
 {
@@ -83,7 +82,7 @@ static int load_token(struct kube *k, int force)
 		n--;
 	if (!target_token_ok(tok, n)) {
 		explicit_bzero(tok, sizeof tok);
-		return fail(k, "token file %.256s is empty, longer than %d bytes, or holds a character a bearer token cannot have",
+		return TEXT_FAIL(k, "token file %.256s is empty, longer than %d bytes, or holds a character a bearer token cannot have",
 		    k->t->token_file, KUBE_TOKEN_MAX);
 	}
 	memcpy(k->token, tok, n);
@@ -202,7 +201,7 @@ static int request(struct kube *k, const char *method, const char *path, const c
 		long wait;
 
 		if (k->stop && *k->stop) {
-			fail(k, "stopped before sending %s %s", method, path);
+			TEXT_FAIL(k, "stopped before sending %s %s", method, path);
 			return -1;
 		}
 		if (load_token(k, 0) < 0)
@@ -214,7 +213,7 @@ static int request(struct kube *k, const char *method, const char *path, const c
 		if (ctype && n < sizeof headers)
 			n += (size_t)snprintf(headers + n, sizeof headers - n, "Content-Type: %s\r\n", ctype);
 		if (n >= sizeof headers) {
-			fail(k, "request headers too long");
+			TEXT_FAIL(k, "request headers too long");
 			return -1;
 		}
 		if (http_request(&k->http, method, path, headers, body, len, b, r) < 0) {
@@ -226,11 +225,11 @@ static int request(struct kube *k, const char *method, const char *path, const c
 			/* A refused certificate or a garbage answer will not change in a second, and
 			 * a server that let a request time out has had its chance this pass. */
 			if (k->http.permanent || k->http.expired || k->http.stopped || attempt >= retries) {
-				fail(k, "%s", k->http.err);
+				TEXT_FAIL(k, "%s", k->http.err);
 				return -1;
 			}
 			if (http_sleep(&k->http, 1000L << attempt, b ? b->until : 0) < 0) {
-				fail(k, "%s; before that, %.200s", k->http.err, reason);
+				TEXT_FAIL(k, "%s; before that, %.200s", k->http.err, reason);
 				return -1;
 			}
 			continue;
@@ -261,19 +260,19 @@ static int request(struct kube *k, const char *method, const char *path, const c
 		http_discard(&k->http);
 		/* a wait that would outlast the request's deadline, or a stop, ends it now */
 		if (http_sleep(&k->http, wait * 1000, b ? b->until : 0) < 0) {
-			fail(k, "HTTP %d, asked to wait %lds: %s", r->status, wait, k->http.err);
+			TEXT_FAIL(k, "HTTP %d, asked to wait %lds: %s", r->status, wait, k->http.err);
 			return -1;
 		}
 	}
 }
 
 /* Puts what was being done in front of the reason already in k->err. */
-static enum kube_result failed(struct kube *k, const char *what)
+static enum kube_result prefix_reason(struct kube *k, const char *what)
 {
 	char reason[sizeof k->err];
 
 	memcpy(reason, k->err, sizeof reason);
-	return fail(k, "%s: %.400s", what, reason);
+	return TEXT_FAIL(k, "%s: %.400s", what, reason);
 }
 
 /*
@@ -281,7 +280,7 @@ static enum kube_result failed(struct kube *k, const char *what)
  * KUBE_FAILED, or KUBE_CHANGED for a 422 the API server makes when a JSON patch does not apply
  * (a failed resourceVersion test), which still leaves its line in k->err.
  */
-static enum kube_result refused(struct kube *k, const char *what, const struct http_response *r)
+static enum kube_result refusal_reason(struct kube *k, const char *what, const struct http_response *r)
 {
 	char body[BODY_MAX + 1], reason[64], msg[300], said[400], why[100];
 	size_t n = 0;
@@ -304,13 +303,13 @@ static enum kube_result refused(struct kube *k, const char *what, const struct h
 	/* the server's words may echo the token, or be anything but one line of text */
 	text_clean(said, sizeof said, msg, strlen(msg), k->token, strlen(k->token));
 	text_clean(why, sizeof why, reason, strlen(reason), k->token, strlen(k->token));
-	fail(k, "%s: HTTP %d%s%s%s%s", what, r->status, why[0] ? " " : "", why,
+	TEXT_FAIL(k, "%s: HTTP %d%s%s%s%s", what, r->status, why[0] ? " " : "", why,
 	    said[0] ? ": " : "", said);
 	return changed ? KUBE_CHANGED : KUBE_FAILED;
 }
 
 /* kube_call and kube_call_within: b bounds the request, its retries and its body (NULL: the defaults). */
-static int call(struct kube *k, const struct http_bounds *b, const char *what, const char *method,
+static int call_bounded(struct kube *k, const struct http_bounds *b, const char *what, const char *method,
     const char *path, const char *body, size_t len, char *out, size_t cap)
 {
 	char full[TARGET_PATH_MAX];
@@ -319,11 +318,11 @@ static int call(struct kube *k, const struct http_bounds *b, const char *what, c
 	long got = 0;
 
 	if ((size_t)snprintf(full, sizeof full, "%s%s", k->prefix, path) >= sizeof full)
-		return fail(k, "%s: path too long", what);
+		return TEXT_FAIL(k, "%s: path too long", what);
 	if (request(k, method, full, body ? "application/json" : NULL, body, len, b, KUBE_RETRIES, &r) < 0)
-		return failed(k, what);
+		return prefix_reason(k, what);
 	if (r.status < 200 || r.status > 299) {
-		refused(k, what, &r);
+		refusal_reason(k, what, &r);
 		return r.status;
 	}
 	if (out == NULL || cap == 0) {
@@ -334,10 +333,10 @@ static int call(struct kube *k, const struct http_bounds *b, const char *what, c
 		n += (size_t)got;
 	out[n] = '\0';
 	if (got < 0)
-		return fail(k, "%s: reading the answer: %s", what, k->http.err);
+		return TEXT_FAIL(k, "%s: reading the answer: %s", what, k->http.err);
 	if (n == cap - 1 && http_read(&k->http, full, 1) != 0) {
 		http_close(&k->http);
-		return fail(k, "%s: the answer is over %zu bytes", what, cap - 1);
+		return TEXT_FAIL(k, "%s: the answer is over %zu bytes", what, cap - 1);
 	}
 	return r.status;
 }
@@ -345,7 +344,7 @@ static int call(struct kube *k, const struct http_bounds *b, const char *what, c
 int kube_call(struct kube *k, const char *what, const char *method, const char *path,
     const char *body, size_t len, char *out, size_t cap)
 {
-	return call(k, NULL, what, method, path, body, len, out, cap);
+	return call_bounded(k, NULL, what, method, path, body, len, out, cap);
 }
 
 int kube_call_within(struct kube *k, long ms, const char *what, const char *method, const char *path,
@@ -353,7 +352,7 @@ int kube_call_within(struct kube *k, long ms, const char *what, const char *meth
 {
 	struct http_bounds b = { ms, clock_after(ms) };
 
-	return call(k, &b, what, method, path, body, len, out, cap);
+	return call_bounded(k, &b, what, method, path, body, len, out, cap);
 }
 
 /* Appends s to dst percent-encoded, as a query value. */
@@ -423,12 +422,12 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
 		long got;
 
 		if (k->stop && *k->stop)
-			return fail(k, "listing nodes: stopping");
+			return TEXT_FAIL(k, "listing nodes: stopping");
 		if ((size_t)snprintf(path, sizeof path, "%s/api/v1/nodes?limit=%ld%s%s", k->prefix, limit, select,
 		    cont[0] ? "&continue=" : "") >= sizeof path || query_escape(path, sizeof path, cont) < 0)
-			return fail(k, "listing nodes: continue token too long");
+			return TEXT_FAIL(k, "listing nodes: continue token too long");
 		if (request(k, "GET", path, NULL, NULL, 0, b, KUBE_RETRIES, &r) < 0)
-			return failed(k, "listing nodes");
+			return prefix_reason(k, "listing nodes");
 		if (r.status == 410 && !restarted) {
 			/* The continue token expired (etcd compacted): start again, once a pass. */
 			http_discard(&k->http);
@@ -437,12 +436,12 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
 			continue;
 		}
 		if (r.status != 200)
-			return refused(k, "listing nodes", &r);
+			return refusal_reason(k, "listing nodes", &r);
 		if (strncmp(r.content_type, "application/json", 16) != 0) {
 			char ct[4 * sizeof r.content_type];
 			http_close(&k->http);
 			text_clean(ct, sizeof ct, r.content_type, strlen(r.content_type), k->token, strlen(k->token));
-			return fail(k, "listing nodes: the server answered with '%s', not JSON", ct);
+			return TEXT_FAIL(k, "listing nodes: the server answered with '%s', not JSON", ct);
 		}
 		page(ctx, &(struct kube_page){ .first = !cont[0], .date = r.date });
 		json_list_init(l, k->item, KUBE_NODE_MAX, keys, on_item, &y);
@@ -451,16 +450,16 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
 			if (v != 0) {
 				http_close(&k->http);
 				if (v < 0)
-					return fail(k, "reading the node list: %s", l->err);
-				return fail(k, "listing nodes: stopped");
+					return TEXT_FAIL(k, "reading the node list: %s", l->err);
+				return TEXT_FAIL(k, "listing nodes: stopped");
 			}
 		}
 		if (got < 0) {
 			http_close(&k->http);
-			return fail(k, "reading the node list: %s", k->http.err);
+			return TEXT_FAIL(k, "reading the node list: %s", k->http.err);
 		}
 		if (json_list_end(l) < 0)
-			return fail(k, "reading the node list: %s", l->err);
+			return TEXT_FAIL(k, "reading the node list: %s", l->err);
 		if (!l->cont[0]) {
 			if (rv)
 				memcpy(rv, l->rv, sizeof l->rv);
@@ -469,9 +468,9 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
 		/* A server that hands back the token it was given, or pages without end, would
 		 * hold the pass forever: a list is never longer than KUBE_PAGES_MAX pages. */
 		if (strcmp(cont, l->cont) == 0)
-			return fail(k, "reading the node list: the server gave the same continue token again");
+			return TEXT_FAIL(k, "reading the node list: the server gave the same continue token again");
 		if (++pages >= KUBE_PAGES_MAX)
-			return fail(k, "reading the node list: more than %d pages", KUBE_PAGES_MAX);
+			return TEXT_FAIL(k, "reading the node list: more than %d pages", KUBE_PAGES_MAX);
 		memcpy(cont, l->cont, sizeof cont);
 	}
 }
@@ -487,7 +486,7 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_k
 	enum kube_result res = list_pages(k, limit, "", &b, keys, page, node, ctx, rv);
 
 	if (res != KUBE_OK && clock_ms() >= b.until)
-		return fail(k, "reading the node list: not done after %ds", KUBE_LIST_SECONDS);
+		return TEXT_FAIL(k, "reading the node list: not done after %ds", KUBE_LIST_SECONDS);
 	return res;
 }
 
@@ -566,25 +565,25 @@ enum kube_watch_end kube_watch_open(struct kube *k, struct kube_watch *w, const 
 	*date = -1;
 	if ((size_t)snprintf(path, sizeof path, "%s/api/v1/nodes?watch=1&allowWatchBookmarks=true&timeoutSeconds=%ld&resourceVersion=",
 	    k->prefix, timeout_s) >= sizeof path || query_escape(path, sizeof path, rv) < 0)
-		return fail(k, "watching nodes: resourceVersion too long"), KUBE_WATCH_FAILED;
+		return TEXT_FAIL(k, "watching nodes: resourceVersion too long"), KUBE_WATCH_FAILED;
 	/* one try: the caller backs off, so a watch never waits inside a request */
 	if (request(k, "GET", path, NULL, NULL, 0, &b, 0, &r) < 0)
-		return failed(k, "watching nodes"), KUBE_WATCH_FAILED;
+		return prefix_reason(k, "watching nodes"), KUBE_WATCH_FAILED;
 	if (r.status == 410) {
 		http_discard(&k->http);
-		fail(k, "watching nodes from resourceVersion %.64s: HTTP 410, too old", rv);
+		TEXT_FAIL(k, "watching nodes from resourceVersion %.64s: HTTP 410, too old", rv);
 		return KUBE_WATCH_EXPIRED;
 	}
 	if (r.status != 200) {
 		*retry_after = r.status == 429 || r.status == 503 ? r.retry_after : -1;
-		refused(k, "watching nodes", &r);
+		refusal_reason(k, "watching nodes", &r);
 		return KUBE_WATCH_FAILED;
 	}
 	if (strncmp(r.content_type, "application/json", 16) != 0) {
 		char ct[4 * sizeof r.content_type];
 		http_close(&k->http);
 		text_clean(ct, sizeof ct, r.content_type, strlen(r.content_type), k->token, strlen(k->token));
-		fail(k, "watching nodes: the server answered with '%s', not JSON", ct);
+		TEXT_FAIL(k, "watching nodes: the server answered with '%s', not JSON", ct);
 		return KUBE_WATCH_BROKEN;
 	}
 	json_watch_init(&k->reader, k->item, KUBE_NODE_MAX, keys, on_event, w);
@@ -609,12 +608,12 @@ enum kube_watch_end kube_watch_read(struct kube *k, struct kube_watch *w, int64_
 		if (got == HTTP_IDLE)
 			return KUBE_WATCH_OPEN;
 		if (got < 0) {
-			fail(k, "reading the watch: %s", k->http.err);
+			TEXT_FAIL(k, "reading the watch: %s", k->http.err);
 			return KUBE_WATCH_FAILED;
 		}
 		if (got == 0) {
 			if (json_list_end(l) < 0) {
-				fail(k, "reading the watch: %s", l->err);
+				TEXT_FAIL(k, "reading the watch: %s", l->err);
 				return KUBE_WATCH_BROKEN;
 			}
 			return KUBE_WATCH_ENDED;
@@ -622,10 +621,10 @@ enum kube_watch_end kube_watch_read(struct kube *k, struct kube_watch *w, int64_
 		if (json_list_feed(l, chunk, (size_t)got) != 0) {
 			http_close(&k->http);
 			if (w->end == KUBE_WATCH_OPEN) {
-				fail(k, "reading the watch: %s", l->err);
+				TEXT_FAIL(k, "reading the watch: %s", l->err);
 				return KUBE_WATCH_BROKEN;
 			}
-			fail(k, "%s", w->why);
+			TEXT_FAIL(k, "%s", w->why);
 			return w->end;
 		}
 		/* the caller decides on what the events changed, then reads on */
@@ -672,19 +671,19 @@ enum kube_result kube_get_node(struct kube *k, const char *name, const struct no
 	enum kube_result r;
 
 	if (!kube_name_ok(name))
-		return fail(k, "not a node name, not put into a query");
+		return TEXT_FAIL(k, "not a node name, not put into a query");
 	/* A list with a field selector, not a GET of the object: the same reader, the same facts. */
 	snprintf(select, sizeof select, "&fieldSelector=metadata.name%%3D%s", name);
 	r = list_pages(k, 2, select, &(struct http_bounds){ KUBE_PAGE_SECONDS * 1000L, 0 }, keys, on_one_page, on_one, &o,
 	    NULL);
 	if (r != KUBE_OK)
-		return o.found > 1 ? fail(k, "reading node %s: the server listed more than one node of that name", name) : r;
+		return o.found > 1 ? TEXT_FAIL(k, "reading node %s: the server listed more than one node of that name", name) : r;
 	if (!o.found)
 		return KUBE_GONE;
 	if (o.why[0])
-		return fail(k, "reading node %s: %s", name, o.why);
+		return TEXT_FAIL(k, "reading node %s: %s", name, o.why);
 	if (strcmp(f->name, name) != 0)
-		return fail(k, "reading node %s: the server answered with another node", name);
+		return TEXT_FAIL(k, "reading node %s: the server answered with another node", name);
 	return KUBE_OK;
 }
 
@@ -696,29 +695,29 @@ static enum kube_result change(struct kube *k, const char *method, const struct 
 	struct http_response r;
 
 	if (!kube_name_ok(f->name))
-		return fail(k, "not a node name, not put into a path");
+		return TEXT_FAIL(k, "not a node name, not put into a path");
 	if ((size_t)snprintf(path, sizeof path, "%s/api/v1/nodes/%s%s", k->prefix, f->name,
 	    k->dry_run ? "?dryRun=All" : "") >= sizeof path)
-		return fail(k, "path too long");
+		return TEXT_FAIL(k, "path too long");
 	snprintf(what, sizeof what, "%s %s", strcmp(method, "DELETE") == 0 ? "deleting" : "patching", f->name);
 	if (request(k, method, path, ctype, body, len, NULL, KUBE_RETRIES, &r) < 0)
-		return failed(k, what);
+		return prefix_reason(k, what);
 	if (r.status >= 200 && r.status < 300) {
 		http_discard(&k->http);
 		return KUBE_OK;
 	}
 	/* 409 is a failed delete precondition: the node changed since it was listed. A 422 is
-	 * that too only when the patch's test failed; refused() tells it from a validation
+	 * that too only when the patch's test failed; refusal_reason() tells it from a validation
 	 * error or an admission denial, which fail the pass with the API's message. */
 	if (r.status == 409) {
-		refused(k, what, &r);
+		refusal_reason(k, what, &r);
 		return KUBE_CHANGED;
 	}
 	if (r.status == 404) {
 		http_discard(&k->http);
 		return KUBE_GONE;
 	}
-	return refused(k, what, &r);
+	return refusal_reason(k, what, &r);
 }
 
 /* The guard every patch starts with: act only on the node as it was listed. */
@@ -760,7 +759,7 @@ enum kube_result kube_taint(struct kube *k, const struct node_facts *f, const ch
 		json_raw(&b, "\"}}]");
 	}
 	if ((n = json_buf_end(&b)) < 0)
-		return fail(k, "patch for %s too long", f->name);
+		return TEXT_FAIL(k, "patch for %s too long", f->name);
 	return change(k, "PATCH", f, "application/json-patch+json", body, (size_t)n);
 }
 
@@ -787,7 +786,7 @@ enum kube_result kube_clear(struct kube *k, const struct node_facts *f, const ch
 	}
 	json_raw(&b, "]");
 	if ((n = json_buf_end(&b)) < 0)
-		return fail(k, "patch for %s too long", f->name);
+		return TEXT_FAIL(k, "patch for %s too long", f->name);
 	return change(k, "PATCH", f, "application/json-patch+json", body, (size_t)n);
 }
 
@@ -811,6 +810,6 @@ enum kube_result kube_delete(struct kube *k, const struct node_facts *f)
 	json_str(&b, f->rv);
 	json_raw(&b, "}}");
 	if ((n = json_buf_end(&b)) < 0)
-		return fail(k, "delete options for %s too long", f->name);
+		return TEXT_FAIL(k, "delete options for %s too long", f->name);
 	return change(k, "DELETE", f, "application/json", body, (size_t)n);
 }

@@ -115,7 +115,7 @@ int lease_init(struct lease *l, struct kube *k, const char *ns, const char *name
 	    (size_t)snprintf(l->name, sizeof l->name, "%s", name) >= sizeof l->name ||
 	    (size_t)snprintf(l->id, sizeof l->id, "%s", id) >= sizeof l->id ||
 	    (size_t)snprintf(l->path, sizeof l->path, "/apis/coordination.k8s.io/v1/namespaces/%s/leases", ns) >= sizeof l->path)
-		return text_fail(l->err, sizeof l->err, "lease %s/%s or identity %s too long", ns, name, id);
+		return TEXT_FAIL(l, "lease %s/%s or identity %s too long", ns, name, id);
 	return 0;
 }
 
@@ -123,7 +123,7 @@ int lease_init(struct lease *l, struct kube *k, const char *ns, const char *name
  * One request about the Lease; a 2xx answer is read as a Lease into *r (when r is not NULL).
  * Returns the HTTP status, or -1 with l->err set (a 2xx that is no readable Lease included).
  */
-static int call(struct lease *l, const char *what, const char *method, const char *body, struct json_lease *r)
+static int lease_request(struct lease *l, const char *what, const char *method, const char *body, struct json_lease *r)
 {
 	char path[sizeof l->path + LEASE_NAME_MAX + 2], why[200];
 	int st;
@@ -131,11 +131,11 @@ static int call(struct lease *l, const char *what, const char *method, const cha
 	snprintf(path, sizeof path, "%s%s%s", l->path, strcmp(method, "POST") ? "/" : "", strcmp(method, "POST") ? l->name : "");
 	st = kube_call(l->k, what, method, path, body, body ? strlen(body) : 0, l->answer, sizeof l->answer);
 	if (st < 200 || st > 299) {
-		text_fail(l->err, sizeof l->err, "%s", kube_error(l->k));
+		TEXT_FAIL(l, "%s", kube_error(l->k));
 		return st;
 	}
 	if (r && json_lease(l->answer, strlen(l->answer), r, why, sizeof why) < 0)
-		return text_fail(l->err, sizeof l->err, "%s: the answer is no Lease we can read: %s", what, why);
+		return TEXT_FAIL(l, "%s: the answer is no Lease we can read: %s", what, why);
 	return st;
 }
 
@@ -146,8 +146,8 @@ static int write_spec(struct lease *l, const char *what, const char *rv, const s
 	int st;
 
 	if (lease_body(l->body, sizeof l->body, l->ns, l->name, rv, s) < 0)
-		return text_fail(l->err, sizeof l->err, "%s: the Lease does not fit in %d bytes", what, LEASE_BODY_MAX);
-	st = call(l, what, rv ? "PUT" : "POST", l->body, &r);
+		return TEXT_FAIL(l, "%s: the Lease does not fit in %d bytes", what, LEASE_BODY_MAX);
+	st = lease_request(l, what, rv ? "PUT" : "POST", l->body, &r);
 	if (st >= 200 && st <= 299)
 		lease_observe(&l->seen, &r, mono_ms);
 	return st;
@@ -172,7 +172,7 @@ enum lease_result lease_try(struct lease *l, int64_t mono_ms, int64_t wall_sec, 
 		}
 	}
 	snprintf(what, sizeof what, "reading lease %s/%s", l->ns, l->name);
-	st = call(l, what, "GET", NULL, &r);
+	st = lease_request(l, what, "GET", NULL, &r);
 	if (st == 404) {
 		s = (struct lease_spec){ l->id, LEASE_DURATION, now, now, 0 };
 		snprintf(what, sizeof what, "creating lease %s/%s", l->ns, l->name);
@@ -225,7 +225,7 @@ enum lease_result lease_release(struct lease *l, int64_t wall_sec, long wall_use
 		/* Not ours as last seen, or written since (409), or our last write's answer was cut
 		 * short: read it, and release it only if it is ours. */
 		if (tries > 0 || !l->seen.have || strcmp(l->seen.rec.holder, l->id) != 0) {
-			st = call(l, what, "GET", NULL, &r);
+			st = lease_request(l, what, "GET", NULL, &r);
 			if (st == 404)
 				return LEASE_FOLLOWING;
 			if (st != 200)
@@ -241,7 +241,7 @@ enum lease_result lease_release(struct lease *l, int64_t wall_sec, long wall_use
 		if (st != 409)
 			return LEASE_FAILED;
 	}
-	text_fail(l->err, sizeof l->err, "%s: it kept changing", what);
+	TEXT_FAIL(l, "%s: it kept changing", what);
 	return LEASE_FAILED;
 }
 

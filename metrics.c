@@ -274,7 +274,7 @@ struct out {
 };
 
 __attribute__((format(printf, 2, 3)))
-static void put(struct out *o, const char *fmt, ...)
+static void out_printf(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
 	int r;
@@ -295,11 +295,11 @@ static void label(struct out *o, const char *v)
 {
 	for (; *v; v++) {
 		if (*v == '\\' || *v == '"')
-			put(o, "\\%c", *v);
+			out_printf(o, "\\%c", *v);
 		else if (*v == '\n')
-			put(o, "\\n");
+			out_printf(o, "\\n");
 		else
-			put(o, "%c", *v);
+			out_printf(o, "%c", *v);
 	}
 }
 
@@ -309,26 +309,26 @@ static void seconds(struct out *o, int64_t ms)
 	int64_t frac = ms % 1000;
 	int digits = 3;
 
-	put(o, "%lld", (long long)(ms / 1000));
+	out_printf(o, "%lld", (long long)(ms / 1000));
 	if (!frac)
 		return;
 	while (frac % 10 == 0) {
 		frac /= 10;
 		digits--;
 	}
-	put(o, ".%0*lld", digits, (long long)frac);
+	out_printf(o, ".%0*lld", digits, (long long)frac);
 }
 
 /* The HELP and TYPE lines every metric starts with. */
 static void head(struct out *o, const char *name, const char *type, const char *help)
 {
-	put(o, "# HELP noderecover_%s %s\n# TYPE noderecover_%s %s\n", name, help, name, type);
+	out_printf(o, "# HELP noderecover_%s %s\n# TYPE noderecover_%s %s\n", name, help, name, type);
 }
 
 static void gauge(struct out *o, const char *name, const char *help, long long v)
 {
 	head(o, name, "gauge", help);
-	put(o, "noderecover_%s %lld\n", name, v);
+	out_printf(o, "noderecover_%s %lld\n", name, v);
 }
 
 int metrics_render(int64_t now_s, char *buf, size_t cap)
@@ -343,26 +343,26 @@ int metrics_render(int64_t now_s, char *buf, size_t cap)
 	pthread_mutex_unlock(&lock);
 
 	head(&o, "build_info", "gauge", "Always 1; the version label says which build runs.");
-	put(&o, "noderecover_build_info{version=\"");
+	out_printf(&o, "noderecover_build_info{version=\"");
 	label(&o, s.version);
-	put(&o, "\"} 1\n");
+	out_printf(&o, "\"} 1\n");
 	gauge(&o, "leader", "1 when this replica acts (the leader, or leader election is off), else 0.", s.leader);
 
 	head(&o, "passes_total", "counter", "Passes by how they ended: ok, failed (a listing, an action or a refusal failed), held (the storm guard held an action back).");
 	for (int i = 0; i < METRICS_PASSES; i++)
-		put(&o, "noderecover_passes_total{result=\"%s\"} %llu\n", pass_names[i], (unsigned long long)s.passes[i]);
+		out_printf(&o, "noderecover_passes_total{result=\"%s\"} %llu\n", pass_names[i], (unsigned long long)s.passes[i]);
 
 	head(&o, "pass_duration_seconds", "histogram", "How long passes took, listing and acting.");
 	for (int i = 0; i < METRICS_BUCKETS; i++) {
-		put(&o, "noderecover_pass_duration_seconds_bucket{le=\"");
+		out_printf(&o, "noderecover_pass_duration_seconds_bucket{le=\"");
 		seconds(&o, bucket_ms[i]);
-		put(&o, "\"} %llu\n", (unsigned long long)s.buckets[i]);
+		out_printf(&o, "\"} %llu\n", (unsigned long long)s.buckets[i]);
 	}
-	put(&o, "noderecover_pass_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)s.count);
-	put(&o, "noderecover_pass_duration_seconds_sum ");
+	out_printf(&o, "noderecover_pass_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)s.count);
+	out_printf(&o, "noderecover_pass_duration_seconds_sum ");
 	seconds(&o, s.sum_ms);
-	put(&o, "\n");
-	put(&o, "noderecover_pass_duration_seconds_count %llu\n", (unsigned long long)s.count);
+	out_printf(&o, "\n");
+	out_printf(&o, "noderecover_pass_duration_seconds_count %llu\n", (unsigned long long)s.count);
 
 	gauge(&o, "last_successful_pass_timestamp_seconds", "When the last pass that ended ok finished, Unix seconds; 0: none yet.", (long long)s.last_ok);
 
@@ -370,19 +370,19 @@ int metrics_render(int64_t now_s, char *buf, size_t cap)
 	for (int k = 0; k < METRICS_KINDS; k++)
 		for (int r = 0; r < METRICS_RESULTS; r++)
 			if (possible[k] & 1u << r)
-				put(&o, "noderecover_actions_total{action=\"%s\",result=\"%s\"} %llu\n", kind_names[k], result_names[r],
+				out_printf(&o, "noderecover_actions_total{action=\"%s\",result=\"%s\"} %llu\n", kind_names[k], result_names[r],
 				    (unsigned long long)s.actions[k][r]);
 
 	head(&o, "nodes", "gauge", "Nodes in the last complete list, by their Ready condition (none: no Ready condition).");
 	for (int i = 0; i < METRICS_READIES; i++)
-		put(&o, "noderecover_nodes{ready=\"%s\"} %ld\n", ready_names[i], s.nodes[i]);
+		out_printf(&o, "noderecover_nodes{ready=\"%s\"} %ld\n", ready_names[i], s.nodes[i]);
 	gauge(&o, "etcd_ready_members", "Ready nodes labelled node-role.kubernetes.io/etcd=true in the last complete list.", s.etcd_ready);
 	gauge(&o, "tainted_nodes", "Nodes carrying our out-of-service taint in the last complete list.", s.tainted_total);
 	head(&o, "tainted_since_timestamp_seconds", "gauge", "When we tainted each node still carrying our taint (our annotation's time, Unix seconds; -1 unreadable); the 8 tainted longest.");
 	for (int i = 0; i < s.ntainted; i++) {
-		put(&o, "noderecover_tainted_since_timestamp_seconds{node=\"");
+		out_printf(&o, "noderecover_tainted_since_timestamp_seconds{node=\"");
 		label(&o, s.tainted[i].node);
-		put(&o, "\"} %lld\n", (long long)s.tainted[i].since);
+		out_printf(&o, "\"} %lld\n", (long long)s.tainted[i].since);
 	}
 	gauge(&o, "storm_guard_engaged", "1 while the storm guard holds new taints and deletes back (engaged or cooling down), else 0.", s.storm);
 
@@ -392,10 +392,10 @@ int metrics_render(int64_t now_s, char *buf, size_t cap)
 			if (!s.api[m][c])
 				continue;
 			if (codes[c] > 0)
-				put(&o, "noderecover_api_requests_total{method=\"%s\",code=\"%d\"} %llu\n", methods[m], codes[c],
+				out_printf(&o, "noderecover_api_requests_total{method=\"%s\",code=\"%d\"} %llu\n", methods[m], codes[c],
 				    (unsigned long long)s.api[m][c]);
 			else
-				put(&o, "noderecover_api_requests_total{method=\"%s\",code=\"%s\"} %llu\n", methods[m],
+				out_printf(&o, "noderecover_api_requests_total{method=\"%s\",code=\"%s\"} %llu\n", methods[m],
 				    codes[c] == 0 ? "error" : "other", (unsigned long long)s.api[m][c]);
 		}
 	if (s.watching) {
@@ -403,12 +403,12 @@ int metrics_render(int64_t now_s, char *buf, size_t cap)
 		static const char *const relist_names[] = { "start", "expired", "broken", "periodic", "failed" };
 		head(&o, "watch_events_total", "counter", "Watch events read, by type.");
 		for (int i = 0; i < METRICS_WATCH_EVENTS; i++)
-			put(&o, "noderecover_watch_events_total{type=\"%s\"} %llu\n", event_names[i], (unsigned long long)s.watch_events[i]);
+			out_printf(&o, "noderecover_watch_events_total{type=\"%s\"} %llu\n", event_names[i], (unsigned long long)s.watch_events[i]);
 		head(&o, "relists_total", "counter", "Whole lists read while following a watch, by why: start, expired (410), broken (a stream that could not be trusted), periodic (--relist), failed (the list before failed).");
 		for (int i = 0; i < METRICS_RELISTS; i++)
-			put(&o, "noderecover_relists_total{reason=\"%s\"} %llu\n", relist_names[i], (unsigned long long)s.relists[i]);
+			out_printf(&o, "noderecover_relists_total{reason=\"%s\"} %llu\n", relist_names[i], (unsigned long long)s.relists[i]);
 		head(&o, "watch_restarts_total", "counter", "Watches started again from the last resourceVersion, without a list (the stream ended, went silent or failed).");
-		put(&o, "noderecover_watch_restarts_total %llu\n", (unsigned long long)s.restarts);
+		out_printf(&o, "noderecover_watch_restarts_total %llu\n", (unsigned long long)s.restarts);
 		gauge(&o, "watch_last_event_age_seconds", "Seconds since the last watch event or bookmark.",
 		    (long long)(now_s - s.last_event));
 	}

@@ -20,6 +20,9 @@
 __attribute__((format(printf, 3, 4)))
 int text_fail(char *err, size_t errlen, const char *fmt, ...);
 
+/* text_fail into the char err[] a module's context keeps (struct kube, http_conn, lease...). */
+#define TEXT_FAIL(ctx, ...) text_fail((ctx)->err, sizeof (ctx)->err, __VA_ARGS__)
+
 /* The value of a hexadecimal digit, or -1 when c is not one. */
 static inline int text_hexval(int c)
 {
