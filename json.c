@@ -1,11 +1,11 @@
 /*
- * Reading Kubernetes JSON strictly without allocating, and writing small JSON documents.
+ * Reading Kubernetes JSON strictly without allocating (the writer of small documents is json_write.c).
  * One reader: the scanner (json_list_feed, json_check) checks the whole grammar as bytes
  * arrive, cuts a NodeList into its items in the caller's buffer and notes where the few
  * members the facts need lie (labels and annotations down to the keys looked for: jsmn over
  * them cost more than all the rest of a node); jsmn tokenizes the arrays among them (taints,
  * conditions) into a static token pool, and one token walker reads them (json_node_facts,
- * json_status). json_buf writes escaped text.
+ * json_status).
  * Nothing here allocates, does I/O or decides anything about a node. One pool: one reader at a time.
  */
 #include <limits.h>
@@ -49,31 +49,6 @@ static int simple_escape(int c)
 	return -1;
 }
 
-/* Code point to UTF-8 in u; returns its length. */
-static int put_utf8(uint32_t cp, unsigned char *u)
-{
-	if (cp < 0x80) {
-		u[0] = (unsigned char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		u[0] = (unsigned char)(0xc0 | cp >> 6);
-		u[1] = (unsigned char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		u[0] = (unsigned char)(0xe0 | cp >> 12);
-		u[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
-		u[2] = (unsigned char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	u[0] = (unsigned char)(0xf0 | cp >> 18);
-	u[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3f));
-	u[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
-	u[3] = (unsigned char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 static uint32_t hex4(const char *s)
 {
 	uint32_t v = 0;
@@ -109,7 +84,7 @@ static int next_char(const char *s, size_t n, size_t *i, unsigned char *u)
 		cp = 0x10000 + ((cp - 0xd800) << 10) + (hex4(s + *i + 2) - 0xdc00);
 		*i += 6;
 	}
-	return put_utf8(cp, u);
+	return (int)text_utf8_put(cp, u);
 }
 
 /* Whether the checked string body s[0..n) decodes to exactly lit[0..ln). */
@@ -1438,106 +1413,4 @@ int json_self_user(const char *body, size_t len, char *user, size_t cap, char *w
 	if (cap == 0 || user[0] == '\0')
 		return text_fail(why, whylen, "status.userInfo.username is empty");
 	return 0;
-}
-
-/* The writer. */
-void json_buf_init(struct json_buf *b, char *p, size_t cap)
-{
-	b->p = p;
-	b->len = 0;
-	b->cap = cap;
-	b->overflow = cap == 0;
-}
-
-/* Appends k bytes, keeping room for the final NUL. */
-static void put(struct json_buf *b, const char *s, size_t k)
-{
-	if (b->overflow || k >= b->cap - b->len) {
-		b->overflow = 1;
-		return;
-	}
-	memcpy(b->p + b->len, s, k);
-	b->len += k;
-}
-
-void json_raw(struct json_buf *b, const char *s)
-{
-	put(b, s, strlen(s));
-}
-
-/* The length of the valid UTF-8 sequence at s, or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		unsigned lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		unsigned lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80 ? 4 : 0;
-	}
-	return 0;
-}
-
-/* s escaped for the inside of a JSON string; pointer: also ~ as ~0 and / as ~1. */
-static void escape(struct json_buf *b, const char *s, int pointer)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *u = (const unsigned char *)s;
-
-	while (*u) {
-		size_t run = 0, k;
-		/* Runs of plain bytes are copied at once. */
-		while (u[run] >= 0x20 && u[run] < 0x80 && u[run] != '"' && u[run] != '\\' &&
-		    !(pointer && (u[run] == '~' || u[run] == '/')))
-			run++;
-		put(b, (const char *)u, run);
-		u += run;
-		if (!*u)
-			break;
-		if (*u == '"' || *u == '\\') {
-			char e[2] = { '\\', (char)*u };
-			put(b, e, 2);
-			u++;
-		} else if (*u < 0x20) {
-			char e[6] = { '\\', 'u', '0', '0', hex[*u >> 4], hex[*u & 15] };
-			put(b, e, 6);
-			u++;
-		} else if (*u == '~' || *u == '/') {
-			put(b, *u == '~' ? "~0" : "~1", 2);
-			u++;
-		} else if ((k = utf8_len(u)) != 0) {
-			put(b, (const char *)u, k);
-			u += k;
-		} else {
-			/* Not UTF-8: the API server would mangle it, so the document is refused. */
-			b->overflow = 1;
-			return;
-		}
-	}
-}
-
-void json_str(struct json_buf *b, const char *s)
-{
-	put(b, "\"", 1);
-	escape(b, s, 0);
-	put(b, "\"", 1);
-}
-
-void json_ptr(struct json_buf *b, const char *s)
-{
-	escape(b, s, 1);
-}
-
-int json_buf_end(struct json_buf *b)
-{
-	if (b->cap > 0)
-		b->p[b->len] = '\0'; /* put() always leaves room for it */
-	if (b->overflow)
-		return -1;
-	return (int)b->len;
 }
