@@ -10,7 +10,7 @@ top=$(pwd)
 B=build
 DEPS=$B/deps
 BEARSSL=$DEPS/bearssl
-LIB="access.c clock.c election.c events.c follow.c http.c tls.c json.c json_write.c kube.c kubeconfig.c yaml.c lease.c listen.c manifests.c metrics.c pass.c plan.c policy.c say.c settings.c table.c target.c text.c"
+LIB="access.c clock.c election.c events.c follow.c http.c tls.c json.c json_list.c json_scan.c json_write.c kube.c kubeconfig.c yaml.c lease.c listen.c manifests.c metrics.c pass.c plan.c policy.c say.c settings.c table.c target.c text.c"
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration -Werror"
 VERSION=$(cat VERSION 2>/dev/null || echo 0.1.0)
 # The one image reference: the OCI archive names itself so, and `noderecover manifests` puts it
@@ -351,7 +351,7 @@ unit() {
 			-DSETTINGS_SA_DIR=\"sa\" -DSETTINGS_K3S_KUBECONFIG=\"kubeconfig/k3s.yaml\" \
 			-I. -o $B/unit/$n "$t" $LIB -lbearssl
 	done
-	# json.c scans strings 16 bytes at a time with SSE2; its scalar path is tested too.
+	# json_scan.c scans strings 16 bytes at a time with SSE2; its scalar path is tested too.
 	gcc -std=c11 -D_DEFAULT_SOURCE -pthread -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all \
 		-DJSON_NO_SIMD -I. -o $B/unit/test_json_scalar tests/unit/test_json.c $LIB -lbearssl
 	rc=0
