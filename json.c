@@ -224,7 +224,7 @@ static void where(char *out, size_t cap, const char *path, int idx, const char *
 }
 
 /* Token i is not of kind want ('"', '{', '['): -1, with the reason. */
-static int wrong(const struct doc *d, int i, int want, const char *path, int idx, const char *name)
+static int fail_type(const struct doc *d, int i, int want, const char *path, int idx, const char *name)
 {
 	char w[128];
 
@@ -377,12 +377,12 @@ static int element(const struct doc *d, int el, int m, const struct name *names,
     const char *path)
 {
 	if (pool[el].type != JSMN_OBJECT)
-		return wrong(d, el, '{', path, m, NULL);
+		return fail_type(d, el, '{', path, m, NULL);
 	if (lookup(d, el, names, nn, at, 0, path, m) < 0)
 		return -1;
 	/* the first name is the one whose value must be a string when present */
 	if (at[0] >= 0 && pool[at[0]].type != JSMN_STRING)
-		return wrong(d, at[0], '"', path, m, names[0].s);
+		return fail_type(d, at[0], '"', path, m, names[0].s);
 	return 0;
 }
 
@@ -422,11 +422,11 @@ static int read_conditions(struct doc *d, struct node_facts *f)
 			return text_fail(d->why, d->whylen, "status.conditions[%d].status is missing (byte %zu)", m,
 			    d->base + (size_t)pool[el].start);
 		if (pool[at[1]].type != JSMN_STRING)
-			return wrong(d, at[1], '"', "status.conditions", m, "status");
+			return fail_type(d, at[1], '"', "status.conditions", m, "status");
 		f->ready = TOK_IS(d, at[1], "True") ? NODE_READY_TRUE : TOK_IS(d, at[1], "False") ? NODE_READY_FALSE :
 		    TOK_IS(d, at[1], "Unknown") ? NODE_READY_UNKNOWN : NODE_READY_NONE;
 		if (at[2] >= 0 && !is_null(d, at[2]) && pool[at[2]].type != JSMN_STRING)
-			return wrong(d, at[2], '"', "status.conditions", m, "lastTransitionTime");
+			return fail_type(d, at[2], '"', "status.conditions", m, "lastTransitionTime");
 		int len = at[2] >= 0 && pool[at[2]].type == JSMN_STRING ?
 		    json_unescape(d->js + pool[at[2]].start, (size_t)(pool[at[2]].end - pool[at[2]].start), when, sizeof when) : -1;
 		f->ready_since = len > 0 ? text_rfc3339(when, (size_t)len) : -1;
@@ -521,7 +521,7 @@ static int lease_str(const struct doc *d, int i, const char *path, char *out, si
 	if (i < 0 || is_null(d, i))
 		return 0;
 	if (pool[i].type != JSMN_STRING)
-		return wrong(d, i, '"', path, -1, NULL);
+		return fail_type(d, i, '"', path, -1, NULL);
 	if (json_unescape(d->js + pool[i].start, (size_t)(pool[i].end - pool[i].start), out, cap) < 0)
 		return text_fail(d->why, d->whylen, "%s is longer than %zu bytes or holds a NUL (byte %zu)", path, cap - 1,
 		    d->base + (size_t)pool[i].start);
@@ -563,7 +563,7 @@ int json_lease(const char *body, size_t len, struct json_lease *l, char *why, si
 	if (object_doc(&d, body, len, "the Lease") < 0 || lookup(&d, 0, top, 2, at, 0, "", -1) < 0)
 		return -1;
 	if (at[0] < 0 || pool[at[0]].type != JSMN_OBJECT)
-		return at[0] < 0 ? text_fail(why, whylen, "metadata is missing") : wrong(&d, at[0], '{', "metadata", -1, NULL);
+		return at[0] < 0 ? text_fail(why, whylen, "metadata is missing") : fail_type(&d, at[0], '{', "metadata", -1, NULL);
 	if (lookup(&d, at[0], meta, 1, m, 0, "metadata", -1) < 0 ||
 	    lease_str(&d, m[0], "metadata.resourceVersion", l->rv, sizeof l->rv) < 0)
 		return -1;
@@ -571,7 +571,7 @@ int json_lease(const char *body, size_t len, struct json_lease *l, char *why, si
 		return text_fail(why, whylen, "metadata.resourceVersion is missing or empty");
 	if (at[1] >= 0 && !is_null(&d, at[1])) {
 		if (pool[at[1]].type != JSMN_OBJECT)
-			return wrong(&d, at[1], '{', "spec", -1, NULL);
+			return fail_type(&d, at[1], '{', "spec", -1, NULL);
 		if (lookup(&d, at[1], spec, 5, sp, 0, "spec", -1) < 0)
 			return -1;
 	}
@@ -598,7 +598,7 @@ static int dig(struct doc *d, const char *const *path, int n, int *at)
 		const struct name nm = { path[i], strlen(path[i]) };
 		size_t k = strlen(w);
 		if (pool[o].type != JSMN_OBJECT)
-			return wrong(d, o, '{', w, -1, NULL);
+			return fail_type(d, o, '{', w, -1, NULL);
 		if (lookup(d, o, &nm, 1, at, 0, w, -1) < 0)
 			return -1;
 		snprintf(w + k, sizeof w - k, "%s%s", k ? "." : "", path[i]);
@@ -651,12 +651,12 @@ int json_access_review(const char *body, size_t len, int *allowed, char *reason,
 		return -1;
 	if ((*allowed = boolean(&d, at)) < 0) {
 		*allowed = 0;
-		return wrong(&d, at, 't', "status.allowed", -1, NULL);
+		return fail_type(&d, at, 't', "status.allowed", -1, NULL);
 	}
 	if (dig(&d, p_denied, 2, &at) < 0)
 		return -1;
 	if (at >= 0 && (denied = boolean(&d, at)) < 0)
-		return wrong(&d, at, 't', "status.denied", -1, NULL);
+		return fail_type(&d, at, 't', "status.denied", -1, NULL);
 	if (*allowed && denied) {
 		*allowed = 0;
 		return text_fail(why, whylen, "the access review says both allowed and denied");
@@ -678,7 +678,7 @@ int json_self_user(const char *body, size_t len, char *user, size_t cap, char *w
 	if ((at = required(&d, body, len, "the user review", path, 3)) < 0)
 		return -1;
 	if (pool[at].type != JSMN_STRING)
-		return wrong(&d, at, '"', "status.userInfo.username", -1, NULL);
+		return fail_type(&d, at, '"', "status.userInfo.username", -1, NULL);
 	json_str_log(d.js + pool[at].start, (size_t)(pool[at].end - pool[at].start), user, cap);
 	if (cap == 0 || user[0] == '\0')
 		return text_fail(why, whylen, "status.userInfo.username is empty");

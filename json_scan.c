@@ -78,12 +78,6 @@ static inline __attribute__((always_inline)) size_t string_run(const unsigned ch
 	return i;
 }
 
-/* Fails at p[i] of the piece. */
-static int lex_fail(struct json_list *l, size_t i, const char *why)
-{
-	return json_list_fail(l, l->off + i, why);
-}
-
 /* Bytes of the string being read, for the layout when it captures this one. */
 static inline __attribute__((always_inline)) void pass_on(struct json_list *l, const unsigned char *s, size_t k)
 {
@@ -94,17 +88,10 @@ static inline __attribute__((always_inline)) void pass_on(struct json_list *l, c
 /*
  * The token readers below take the index of the piece to start from and return where they
  * stopped: at n when the piece ended inside the token, LEX_FAILED when it failed (the reason
- * given). The token's own state says whether it is whole: STR_CLOSED, N_END, a literal read to
+ * given by json_list_fail). The token's own state says whether it is whole: STR_CLOSED, N_END, a literal read to
  * its end. Returning the index, not taking its address, keeps the scan's cursor in a register.
  */
 #define LEX_FAILED ((size_t)-1)
-
-/* Fails at byte at of the body, for a token reader. */
-static size_t lex_failed(struct json_list *l, size_t at, const char *why)
-{
-	json_list_fail(l, at, why);
-	return LEX_FAILED;
-}
 
 /*
  * The bytes of a character text_utf8_len did not take whole (the piece cut it, or it is not
@@ -115,14 +102,18 @@ static size_t lex_failed(struct json_list *l, size_t at, const char *why)
 static size_t lex_utf8(struct json_list *l, const unsigned char *p, size_t n, size_t i)
 {
 	for (; i < n && l->str == STR_UTF8; i++) {
-		if (l->npend > 0 && (p[i] & 0xc0) != 0x80)
-			return lex_failed(l, l->off + i - l->npend, "invalid UTF-8 in a string");
+		if (l->npend > 0 && (p[i] & 0xc0) != 0x80) {
+			json_list_fail(l, l->off + i - l->npend, "invalid UTF-8 in a string");
+			return LEX_FAILED;
+		}
 		l->pend[l->npend++] = p[i];
 		pass_on(l, p + i, 1);
 		if (text_utf8_len(l->pend, l->npend) > 0)
 			l->str = STR_BODY;
-		else if (l->npend == 4)
-			return lex_failed(l, l->off + i + 1 - 4, "invalid UTF-8 in a string");
+		else if (l->npend == 4) {
+			json_list_fail(l, l->off + i + 1 - 4, "invalid UTF-8 in a string");
+			return LEX_FAILED;
+		}
 	}
 	return i;
 }
@@ -133,11 +124,11 @@ static int after_hex(struct json_list *l, size_t i)
 	uint32_t u = l->u;
 
 	if (u >= 0xdc00 && u < 0xe000)
-		return lex_fail(l, i, "a lone low surrogate in a string");
+		return json_list_fail(l, l->off + i, "a lone low surrogate in a string");
 	if (u >> 16) {
 		/* the low half of a pair (the 1 set before it is now bit 16) */
 		if ((u & 0xffff) < 0xdc00 || (u & 0xffff) >= 0xe000)
-			return lex_fail(l, i, "a high surrogate without its low half in a string");
+			return json_list_fail(l, l->off + i, "a high surrogate without its low half in a string");
 		return STR_BODY;
 	}
 	return u >= 0xd800 && u < 0xdc00 ? STR_LOW : STR_BODY;
@@ -160,7 +151,8 @@ static size_t lex_string(struct json_list *l, const unsigned char *p, size_t n, 
 				l->str = STR_CLOSED;
 				i++;
 			} else if (c < 0x20) {
-				return lex_failed(l, l->off + i, "a control character in a string");
+				json_list_fail(l, l->off + i, "a control character in a string");
+				return LEX_FAILED;
 			} else if (c == '\\' && i + 1 < n && p[i + 1] != 'u' && json_escape_value(p[i + 1]) >= 0) {
 				pass_on(l, p + i, 2);   /* \" and the like, the usual escapes, at once */
 				i += 2;
@@ -176,16 +168,20 @@ static size_t lex_string(struct json_list *l, const unsigned char *p, size_t n, 
 			}
 			break;
 		case STR_ESC:
-			if ((c = p[i]) != 'u' && json_escape_value(c) < 0)
-				return lex_failed(l, l->off + i, "a bad escape in a string");
+			if ((c = p[i]) != 'u' && json_escape_value(c) < 0) {
+				json_list_fail(l, l->off + i, "a bad escape in a string");
+				return LEX_FAILED;
+			}
 			pass_on(l, p + i++, 1);
 			l->str = c == 'u' ? STR_HEX : STR_BODY;
 			l->u = 0;
 			l->hexn = 0;
 			break;
 		case STR_HEX:
-			if ((h = text_hexval(p[i])) < 0)
-				return lex_failed(l, l->off + i, "a bad \\u escape in a string");
+			if ((h = text_hexval(p[i])) < 0) {
+				json_list_fail(l, l->off + i, "a bad \\u escape in a string");
+				return LEX_FAILED;
+			}
 			l->u = l->u << 4 | (uint32_t)h;
 			pass_on(l, p + i++, 1);
 			if (++l->hexn == 4 && (l->str = after_hex(l, i)) < 0)
@@ -194,8 +190,10 @@ static size_t lex_string(struct json_list *l, const unsigned char *p, size_t n, 
 		case STR_LOW:
 		case STR_LOWU:
 			/* a high surrogate: "\u" and its low half must follow */
-			if (p[i] != (l->str == STR_LOW ? '\\' : 'u'))
-				return lex_failed(l, l->off + i, "a high surrogate without its low half in a string");
+			if (p[i] != (l->str == STR_LOW ? '\\' : 'u')) {
+				json_list_fail(l, l->off + i, "a high surrogate without its low half in a string");
+				return LEX_FAILED;
+			}
 			pass_on(l, p + i++, 1);
 			l->str = l->str == STR_LOW ? STR_LOWU : STR_HEX;
 			l->u = 1; /* shifted above bit 16 by the four digits */
@@ -236,13 +234,17 @@ static size_t lex_number(struct json_list *l, const unsigned char *p, size_t n, 
 		int c = p[i], digit = c >= '0' && c <= '9';
 		switch (l->num) {
 		case N_MINUS:
-			if (!digit)
-				return lex_failed(l, l->off + i, "a number without digits");
+			if (!digit) {
+				json_list_fail(l, l->off + i, "a number without digits");
+				return LEX_FAILED;
+			}
 			l->num = c == '0' ? N_ZERO : N_INT;
 			continue;
 		case N_ZERO:
-			if (digit)
-				return lex_failed(l, l->off + i, "a number with a leading zero");
+			if (digit) {
+				json_list_fail(l, l->off + i, "a number with a leading zero");
+				return LEX_FAILED;
+			}
 			/* fall through */
 		case N_INT:
 			if (digit)
@@ -253,8 +255,10 @@ static size_t lex_number(struct json_list *l, const unsigned char *p, size_t n, 
 			}
 			break;
 		case N_DOT:
-			if (!digit)
-				return lex_failed(l, l->off + i, "a number without digits after '.'");
+			if (!digit) {
+				json_list_fail(l, l->off + i, "a number without digits after '.'");
+				return LEX_FAILED;
+			}
 			l->num = N_FRAC;
 			continue;
 		case N_FRAC:
@@ -268,8 +272,10 @@ static size_t lex_number(struct json_list *l, const unsigned char *p, size_t n, 
 			}
 			/* fall through */
 		case N_ESIGN:
-			if (!digit)
-				return lex_failed(l, l->off + i, "a number without digits in its exponent");
+			if (!digit) {
+				json_list_fail(l, l->off + i, "a number without digits in its exponent");
+				return LEX_FAILED;
+			}
 			l->num = N_EXP;
 			continue;
 		case N_EXP:
@@ -290,9 +296,12 @@ static size_t lex_number(struct json_list *l, const unsigned char *p, size_t n, 
 /* The rest of true, false or null, from p[i]: whole when l->lit[l->litn] is its end. */
 static size_t lex_literal(struct json_list *l, const unsigned char *p, size_t n, size_t i)
 {
-	for (; l->lit[l->litn] && i < n; l->litn++, i++)
-		if (p[i] != (unsigned char)l->lit[l->litn])
-			return lex_failed(l, l->off + i, "a bare word, not true, false or null");
+	for (; l->lit[l->litn] && i < n; l->litn++, i++) {
+		if (p[i] != (unsigned char)l->lit[l->litn]) {
+			json_list_fail(l, l->off + i, "a bare word, not true, false or null");
+			return LEX_FAILED;
+		}
+	}
 	return i;
 }
 
@@ -327,7 +336,7 @@ static inline __attribute__((always_inline)) int close_container(struct json_lis
     const char *s, size_t i, int c, int *r)
 {
 	if ((c == ']') != l->array[at->depth]) {
-		*r = lex_fail(l, i, c == ']' ? "']' closes an object" : "'}' closes an array");
+		*r = json_list_fail(l, l->off + i, c == ']' ? "']' closes an object" : "'}' closes an array");
 		return S_FAILED;
 	}
 	at->cx = kind_at(l, --at->depth);
@@ -352,7 +361,7 @@ static inline __attribute__((always_inline)) int value_begin(struct json_list *l
 	case '{':
 	case '[':
 		if (at->depth >= JSON_DEPTH_MAX) {
-			*r = lex_fail(l, i, "nested deeper than 64");
+			*r = json_list_fail(l, l->off + i, "nested deeper than 64");
 			return S_FAILED;
 		}
 		l->array[++at->depth] = c == '[';
@@ -370,7 +379,7 @@ static inline __attribute__((always_inline)) int value_begin(struct json_list *l
 			l->num = c == '-' ? N_MINUS : c == '0' ? N_ZERO : N_INT;
 			return S_NUM;
 		}
-		*r = lex_fail(l, i, "expected a value");
+		*r = json_list_fail(l, l->off + i, "expected a value");
 		return S_FAILED;
 	}
 	l->litn = 1;
@@ -382,7 +391,7 @@ static inline __attribute__((always_inline)) int key_begin(struct json_list *l, 
     size_t i, int *r)
 {
 	if (c != '"') {
-		*r = lex_fail(l, i, "expected a key in double quotes");
+		*r = json_list_fail(l, l->off + i, "expected a key in double quotes");
 		return S_FAILED;
 	}
 	l->key = 1;
@@ -439,7 +448,7 @@ int json_list_feed(struct json_list *l, const char *s, size_t n)
 				break;
 			}
 			if (c != ',') {
-				r = lex_fail(l, i, l->array[at.depth] ? "expected ',' or ']' after an element" :
+				r = json_list_fail(l, l->off + i, l->array[at.depth] ? "expected ',' or ']' after an element" :
 				    "expected ',' or '}' after a member");
 				break;
 			}
@@ -484,7 +493,7 @@ int json_list_feed(struct json_list *l, const char *s, size_t n)
 			if (!skip_space(p, n, &i))
 				break;
 			if (p[i++] != ':')
-				r = lex_fail(l, i - 1, "expected ':' after a key");
+				r = json_list_fail(l, l->off + i - 1, "expected ':' after a key");
 			st = S_VALUE;
 			break;
 		case S_NUM:
@@ -496,7 +505,7 @@ int json_list_feed(struct json_list *l, const char *s, size_t n)
 			break;
 		default: /* S_DONE: only white space may follow */
 			if (skip_space(p, n, &i))
-				r = lex_fail(l, i, "text after the end of the document");
+				r = json_list_fail(l, l->off + i, "text after the end of the document");
 			break;
 		}
 	}
