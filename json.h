@@ -1,8 +1,9 @@
 /*
  * Reading Kubernetes JSON strictly and without allocating, and writing small JSON documents.
  * One notion of valid JSON (RFC 8259, strings valid UTF-8 without lone surrogates, nesting at
- * most JSON_DEPTH_MAX): the scanner below checks it for every byte it is fed; jsmn then
- * tokenizes only the parts a reader needs. The caller owns every buffer.
+ * most JSON_DEPTH_MAX): the scanner below (json_scan.c, the grammar; json_list.c, the Node
+ * layout it meets) checks it for every byte it is fed; jsmn then tokenizes only the parts a
+ * reader needs (json.c). The writer is json_write.c. The caller owns every buffer.
  */
 #ifndef JSON_H
 #define JSON_H
