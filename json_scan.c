@@ -480,7 +480,8 @@ int json_list_feed(struct json_list *l, const char *s, size_t n)
 				break;
 			c = p[i];
 			st = st == S_VALUE1 && c == ']' ? close_container(l, &at, s, i, c, &r) : value_begin(l, &at, c, i, &r);
-			if (i++, st != S_STR)
+			i++;
+			if (st != S_STR)
 				break;
 			/* fall through */
 		case S_STR:
