@@ -1,8 +1,9 @@
 /*
  * Reading Kubernetes JSON strictly and without allocating, and writing small JSON documents.
  * One notion of valid JSON (RFC 8259, strings valid UTF-8 without lone surrogates, nesting at
- * most JSON_DEPTH_MAX): the scanner below checks it for every byte it is fed; jsmn then
- * tokenizes only the parts a reader needs. The caller owns every buffer.
+ * most JSON_DEPTH_MAX): the scanner below (json_scan.c, the grammar; json_list.c, the Node
+ * layout it meets) checks it for every byte it is fed; jsmn then tokenizes only the parts a
+ * reader needs (json.c). The writer is json_write.c. The caller owns every buffer.
  */
 #ifndef JSON_H
 #define JSON_H
@@ -118,12 +119,18 @@ struct json_list {
 	char err[160];            /* why feed or end failed */
 	const char *reason;       /* the same, without where */
 	size_t err_at;            /* the byte of the body where it failed */
-	/* private: where the scan is */
-	int st, sub, depth, key, capture, full, esc, seen, in_item, skipping;
-	unsigned char array[JSON_DEPTH_MAX + 1]; /* [d]: the container at depth d is an array */
+	/* private: where the grammar is (json_scan.c) */
+	int st;                   /* between two tokens, or inside one */
+	int depth, seq, key;      /* nesting; a stream of values, not one; the string being read is a key */
+	int str, hexn, num, litn; /* the place inside a string, its \u digits, a number, a literal */
 	uint32_t u;               /* the \u escape being read */
+	unsigned char pend[4], npend; /* a character a piece cut: its bytes so far */
 	const char *lit;          /* the literal being read */
-	size_t off, size, mark, caplen;
+	unsigned char array[JSON_DEPTH_MAX + 1]; /* [d]: the container at depth d is an array */
+	size_t off;               /* bytes fed before this piece */
+	/* private: what the layout (json_list.c) watches, keeps and captures */
+	int capture, full, seen, in_item, skipping;
+	size_t size, mark, caplen;
 	unsigned char kind[JSON_CTX_DEPTH];  /* what the container at depth d < JSON_CTX_DEPTH is */
 	unsigned short memb[JSON_CTX_DEPTH]; /* and what its member being read is */
 	char keybuf[JSON_KEY_MAX]; /* a key of the envelope or of an item's first levels, as written */
@@ -163,6 +170,13 @@ void json_watch_init(struct json_list *l, char *buf, size_t cap, const struct no
  * text ended early) and the reason in why[0..whylen), e.g. "expected ':' after a key".
  */
 int json_check(const char *s, size_t len, size_t *at, char *why, size_t whylen);
+
+/*
+ * Decodes the body s[0..n) of a string json_check accepted (the text between its quotes, escapes
+ * as written) into out[0..cap), NUL-terminated. Returns its length, or -1 when it holds a NUL
+ * (\u0000) or does not fit. The one JSON string decoder: kubeconfig's JSON (yaml.c) uses it too.
+ */
+int json_unescape(const char *s, size_t n, char *out, size_t cap);
 
 /*
  * Reads a Status object's reason and message (for a refused request), each unescaped and

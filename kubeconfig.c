@@ -36,7 +36,7 @@ struct kc {
 
 /* Fails with a reason about the given line of k's file (0: the file as a whole); the merge puts
  * the file's name and the line in front once, when it is over. */
-#define fail(k, at, ...) ((k)->errline = (at), (k)->failed = 1, text_fail((k)->err, (k)->errlen, __VA_ARGS__))
+#define kc_fail(k, at, ...) ((k)->errline = (at), (k)->failed = 1, text_fail((k)->err, (k)->errlen, __VA_ARGS__))
 
 /* A name from the file, made safe for a log line: control bytes and quotes become '?', long ones are cut. */
 static const char *shown(const char *s, char *buf, size_t n)
@@ -52,8 +52,6 @@ static const char *shown(const char *s, char *buf, size_t n)
 	buf[i] = '\0';
 	return buf;
 }
-
-/* ---- base64 and files ---- */
 
 /* ---- base64 and files ---- */
 
@@ -118,7 +116,7 @@ static int resolve(struct kc *k, int line, const char *what, const char *p, char
 	else
 		w = snprintf(out, n, "%.*s/%s", (int)(slash - k->name), k->name, p);
 	if (w < 0 || (size_t)w >= n)
-		return fail(k, line, "%s: the path is longer than %zu bytes", what, n - 1);
+		return kc_fail(k, line, "%s: the path is longer than %zu bytes", what, n - 1);
 	return 0;
 }
 
@@ -154,7 +152,7 @@ static int get(struct kc *k, int m, const char *key)
 		if (strcmp(k->nodes[c].key, key) != 0)
 			continue;
 		if (found >= 0)
-			return fail(k, k->nodes[c].line, "%s appears twice", key), -2;
+			return kc_fail(k, k->nodes[c].line, "%s appears twice", key), -2;
 		found = c;
 	}
 	return found >= 0 && k->nodes[found].type == YAML_NULL ? -1 : found;
@@ -171,7 +169,7 @@ static int get_str(struct kc *k, int m, const char *what, const char *key, const
 	if (v < 0)
 		return 0;
 	if (k->nodes[v].type != YAML_STR)
-		return fail(k, k->nodes[v].line, "%s: %s must be a string", what, key);
+		return kc_fail(k, k->nodes[v].line, "%s: %s must be a string", what, key);
 	if (k->nodes[v].len > 0)
 		*s = k->nodes[v].str;
 	return 0;
@@ -193,17 +191,17 @@ static int load_pem(struct kc *k, int m, const char *what, const char *datakey,
 		size_t cap = d->len / 4 * 3 + 3;
 		line = d->line;
 		if (!(*out = malloc(cap + 1)))
-			return fail(k, line, "out of memory");
+			return kc_fail(k, line, "out of memory");
 		if (kubeconfig_base64_decode(d->str, d->len, (unsigned char *)*out, cap, outlen))
-			return fail(k, line, "%s: %s is not valid base64", what, datakey);
+			return kc_fail(k, line, "%s: %s is not valid base64", what, datakey);
 		(*out)[*outlen] = '\0';
 		if (!pem_whole(*out, *outlen))
-			return fail(k, line, "%s: %s does not decode to a whole PEM block",
+			return kc_fail(k, line, "%s: %s does not decode to a whole PEM block",
 			    what, datakey);
 		return 0;
 	}
 	if (v >= 0 && k->nodes[v].type != YAML_STR)
-		return fail(k, k->nodes[v].line, "%s: %s must be a string", what, datakey);
+		return kc_fail(k, k->nodes[v].line, "%s: %s must be a string", what, datakey);
 	if (get_str(k, m, what, pathkey, &p))
 		return -1;
 	if (!p)
@@ -216,10 +214,10 @@ static int load_pem(struct kc *k, int m, const char *what, const char *datakey,
 			return -1;
 		if ((r = file_load(path, KUBECONFIG_MAX, out, outlen)) != FILE_OK) {
 			file_error(why, sizeof why, pathkey, shown(path, sb, sizeof sb), r, KUBECONFIG_MAX);
-			return fail(k, line, "%s: %s", what, why);
+			return kc_fail(k, line, "%s: %s", what, why);
 		}
 		if (!pem_whole(*out, *outlen))
-			return fail(k, line, "%s: %s %s does not hold a whole PEM block",
+			return kc_fail(k, line, "%s: %s %s does not hold a whole PEM block",
 			    what, pathkey, shown(path, sb, sizeof sb));
 	}
 	return 0;
@@ -240,17 +238,17 @@ static int find_in(struct kc *k, const char *lkey, const char *name, int *entry)
 	if (list < 0)
 		return 0;
 	if (k->nodes[list].type != YAML_SEQ)
-		return fail(k, k->nodes[list].line, "%s must be a list", lkey);
+		return kc_fail(k, k->nodes[list].line, "%s must be a list", lkey);
 	for (int e = k->nodes[list].child; e >= 0; e = k->nodes[e].next) {
 		const char *n;
 		if (k->nodes[e].type != YAML_MAP)
-			return fail(k, k->nodes[e].line, "an entry of %s is not a mapping", lkey);
+			return kc_fail(k, k->nodes[e].line, "an entry of %s is not a mapping", lkey);
 		if (get_str(k, e, lkey, "name", &n))
 			return -1;
 		if (!n || strcmp(n, name) != 0)
 			continue;
 		if (found >= 0)
-			return fail(k, k->nodes[e].line, "two entries of %s are named \"%s\"", lkey,
+			return kc_fail(k, k->nodes[e].line, "two entries of %s are named \"%s\"", lkey,
 			    shown(name, nb, sizeof nb));
 		found = e;
 	}
@@ -280,16 +278,16 @@ static int find_named(struct kc *f, int n, struct kc *all, const char *lkey, con
 	if (r == 0) {
 		struct kc *k = n == 1 ? &f[0] : all;
 		if (!lists)
-			return fail(k, 0, "%s names %s \"%s\", but %s no %s", who, ekey,
+			return kc_fail(k, 0, "%s names %s \"%s\", but %s no %s", who, ekey,
 			    shown(name, nb, sizeof nb), n == 1 ? "the file has" : "none of the files has", lkey);
-		return fail(k, 0, "%s names %s \"%s\", which is not in %s%s", who, ekey,
+		return kc_fail(k, 0, "%s names %s \"%s\", which is not in %s%s", who, ekey,
 		    shown(name, nb, sizeof nb), n == 1 ? "" : "any file's ", lkey);
 	}
 	*in = &f[--i];
 	if ((b = get(*in, e, ekey)) == -2)
 		return -1;
 	if (b < 0 || (*in)->nodes[b].type != YAML_MAP)
-		return fail(*in, (*in)->nodes[e].line, "%s \"%s\" has no %s: mapping", ekey,
+		return kc_fail(*in, (*in)->nodes[e].line, "%s \"%s\" has no %s: mapping", ekey,
 		    shown(name, nb, sizeof nb), ekey);
 	*body = b;
 	return 0;
@@ -300,21 +298,21 @@ static int check_server(struct kc *k, int line, const char *what, const char *s,
 	const char *h = s + 8;
 
 	if (!strncasecmp(s, "http://", 7))
-		return fail(k, line, "%s: the server is plain http://; noderecover talks to the API only over https://",
+		return kc_fail(k, line, "%s: the server is plain http://; noderecover talks to the API only over https://",
 		    what);
 	if (strncasecmp(s, "https://", 8) != 0)
-		return fail(k, line, "%s: the server is not an https:// URL", what);
+		return kc_fail(k, line, "%s: the server is not an https:// URL", what);
 	if (!*h || *h == '/' || *h == ':')
-		return fail(k, line, "%s: the server URL has no host", what);
+		return kc_fail(k, line, "%s: the server URL has no host", what);
 	for (const char *c = s; *c; c++)
 		if ((unsigned char)*c <= 0x20 || *c == 0x7f)
-			return fail(k, line, "%s: the server URL contains a space or control character", what);
+			return kc_fail(k, line, "%s: the server URL contains a space or control character", what);
 	if (strcspn(h, "/@") < strcspn(h, "/"))
-		return fail(k, line, "%s: user information in the server URL (user@host) is not supported", what);
+		return kc_fail(k, line, "%s: user information in the server URL (user@host) is not supported", what);
 	if (strpbrk(s, "?#"))
-		return fail(k, line, "%s: the server URL has a query or fragment", what);
+		return kc_fail(k, line, "%s: the server URL has a query or fragment", what);
 	if (strlen(s) >= cap)
-		return fail(k, line, "%s: the server URL is longer than %zu bytes", what, cap - 1);
+		return kc_fail(k, line, "%s: the server URL is longer than %zu bytes", what, cap - 1);
 	return 0;
 }
 
@@ -328,18 +326,18 @@ static int read_cluster(struct kc *k, int c, const char *name, struct kube_targe
 	if (get_str(k, c, what, "proxy-url", &s))
 		return -1;
 	if (s)
-		return fail(k, k->nodes[get(k, c, "proxy-url")].line,
+		return kc_fail(k, k->nodes[get(k, c, "proxy-url")].line,
 		    "%s: proxy-url is set, and noderecover does not support proxies", what);
 	if ((v = get(k, c, "insecure-skip-tls-verify")) == -2)
 		return -1;
 	if (v >= 0 && !(k->nodes[v].type == YAML_STR && k->nodes[v].plain &&
 	    !strcasecmp(k->nodes[v].str, "false")))
-		return fail(k, k->nodes[v].line, "%s: insecure-skip-tls-verify is set; noderecover always "
+		return kc_fail(k, k->nodes[v].line, "%s: insecure-skip-tls-verify is set; noderecover always "
 		    "verifies the API server's certificate", what);
 	if (get_str(k, c, what, "server", &s))
 		return -1;
 	if (!s)
-		return fail(k, k->nodes[c].line, "%s has no server", what);
+		return kc_fail(k, k->nodes[c].line, "%s has no server", what);
 	if (check_server(k, k->nodes[get(k, c, "server")].line, what, s, sizeof t->server))
 		return -1;
 	memcpy(t->server, s, strlen(s) + 1);
@@ -348,17 +346,17 @@ static int read_cluster(struct kc *k, int c, const char *name, struct kube_targe
 	if (s) {
 		int line = k->nodes[get(k, c, "tls-server-name")].line;
 		if (strlen(s) >= sizeof t->tls_server_name)
-			return fail(k, line, "%s: tls-server-name is longer than %zu bytes", what,
+			return kc_fail(k, line, "%s: tls-server-name is longer than %zu bytes", what,
 			    sizeof t->tls_server_name - 1);
 		for (const char *p = s; *p; p++)
 			if ((unsigned char)*p <= 0x20 || *p == 0x7f)
-				return fail(k, line, "%s: tls-server-name contains a space or control character", what);
+				return kc_fail(k, line, "%s: tls-server-name contains a space or control character", what);
 		memcpy(t->tls_server_name, s, strlen(s) + 1);
 	}
 	if (load_pem(k, c, what, "certificate-authority-data", "certificate-authority", &t->ca_pem, &t->ca_len))
 		return -1;
 	if (!t->ca_pem)
-		return fail(k, k->nodes[c].line, "%s has neither certificate-authority nor certificate-authority-data, "
+		return kc_fail(k, k->nodes[c].line, "%s has neither certificate-authority nor certificate-authority-data, "
 		    "and noderecover never falls back to the system's CA roots", what);
 	return 0;
 }
@@ -384,7 +382,7 @@ static int read_user(struct kc *k, int u, const char *name, struct kube_target *
 		if ((v = get(k, u, refused[i][0])) == -2)
 			return -1;
 		if (v >= 0 && !(k->nodes[v].type == YAML_STR && k->nodes[v].len == 0))
-			return fail(k, k->nodes[v].line, "%s: %s", what, refused[i][1]);
+			return kc_fail(k, k->nodes[v].line, "%s: %s", what, refused[i][1]);
 	}
 	if (get_str(k, u, what, "token", &token) || get_str(k, u, what, "tokenFile", &tfile))
 		return -1;
@@ -392,9 +390,9 @@ static int read_user(struct kc *k, int u, const char *name, struct kube_target *
 	    load_pem(k, u, what, "client-key-data", "client-key", &t->key_pem, &t->key_len))
 		return -1;
 	if (t->cert_pem && !t->key_pem)
-		return fail(k, k->nodes[u].line, "%s has a client certificate but no client-key or client-key-data", what);
+		return kc_fail(k, k->nodes[u].line, "%s has a client certificate but no client-key or client-key-data", what);
 	if (t->key_pem && !t->cert_pem)
-		return fail(k, k->nodes[u].line, "%s has a client key but no client-certificate or client-certificate-data",
+		return kc_fail(k, k->nodes[u].line, "%s has a client key but no client-certificate or client-certificate-data",
 		    what);
 	if (tfile) {
 		/* the file wins over an inline token, as in client-go, and is re-read by kube.c */
@@ -406,19 +404,19 @@ static int read_user(struct kc *k, int u, const char *name, struct kube_target *
 		/* Only that it is there: kube.c reads it, checks it, and reads it again as the
 		 * kubelet rotates it. */
 		if (stat(t->token_file, &st) < 0)
-			return fail(k, line, "%s: cannot read tokenFile %s: %s", what,
+			return kc_fail(k, line, "%s: cannot read tokenFile %s: %s", what,
 			    shown(t->token_file, sb, sizeof sb), strerror(errno));
 		if (st.st_size == 0)
-			return fail(k, line, "%s: tokenFile %s is empty", what, shown(t->token_file, sb, sizeof sb));
+			return kc_fail(k, line, "%s: tokenFile %s is empty", what, shown(t->token_file, sb, sizeof sb));
 	} else if (token) {
 		int line = k->nodes[get(k, u, "token")].line;
 		if (!target_token_ok(token, strlen(token)))
-			return fail(k, line, "%s: the token is longer than %d bytes or holds a byte that cannot go in an HTTP header",
+			return kc_fail(k, line, "%s: the token is longer than %d bytes or holds a byte that cannot go in an HTTP header",
 			    what, TARGET_TOKEN_MAX);
 		if (!(t->token = strdup(token)))
-			return fail(k, line, "out of memory");
+			return kc_fail(k, line, "out of memory");
 	} else if (!t->cert_pem) {
-		return fail(k, k->nodes[u].line, "%s has no credentials: noderecover needs token, tokenFile, "
+		return kc_fail(k, k->nodes[u].line, "%s has no credentials: noderecover needs token, tokenFile, "
 		    "or a client certificate and key", what);
 	}
 	return 0;
@@ -438,7 +436,7 @@ static int read_config(struct kc *f, int n, struct kc *all, const char *context,
 	for (int i = 0; i < n; i++) {
 		const char *c;
 		if (f[i].nodes[f[i].root].type != YAML_MAP)
-			return fail(&f[i], f[i].nodes[f[i].root].line, "not a kubeconfig: the top level is not a mapping");
+			return kc_fail(&f[i], f[i].nodes[f[i].root].line, "not a kubeconfig: the top level is not a mapping");
 		if (get_str(&f[i], f[i].root, "the file", "current-context", &c))
 			return -1;
 		/* a later file's current-context never overrides an earlier one's, as in kubectl */
@@ -446,16 +444,16 @@ static int read_config(struct kc *f, int n, struct kc *all, const char *context,
 			cc = c;
 	}
 	if (!cc)
-		return fail(n == 1 ? &f[0] : all, 0, "no current-context is set; noderecover uses the current context (or the one --context names)");
+		return kc_fail(n == 1 ? &f[0] : all, 0, "no current-context is set; noderecover uses the current context (or the one --context names)");
 	if (find_named(f, n, all, "contexts", "context", cc, context ? "--context" : "current-context", &fx, &ctx))
 		return -1;
 	snprintf(who, sizeof who, "context \"%s\"", shown(cc, nb, sizeof nb));
 	if (get_str(fx, ctx, who, "cluster", &cl) || get_str(fx, ctx, who, "user", &us))
 		return -1;
 	if (!cl)
-		return fail(fx, fx->nodes[ctx].line, "%s names no cluster", who);
+		return kc_fail(fx, fx->nodes[ctx].line, "%s names no cluster", who);
 	if (!us)
-		return fail(fx, fx->nodes[ctx].line, "%s names no user", who);
+		return kc_fail(fx, fx->nodes[ctx].line, "%s names no user", who);
 	if (find_named(f, n, all, "clusters", "cluster", cl, who, &fc, &clu) ||
 	    find_named(f, n, all, "users", "user", us, who, &fu, &usr))
 		return -1;
@@ -469,7 +467,7 @@ static int read_config(struct kc *f, int n, struct kc *all, const char *context,
 		    shown(cc, nb, sizeof nb), context ? " (chosen by --context)" : "", KC_PATH_SHOWN, fx->name,
 		    shown(cl, nb2, sizeof nb2), KC_PATH_SHOWN, fc->name, shown(us, nb3, sizeof nb3), KC_PATH_SHOWN, fu->name);
 	if (w < 0 || (size_t)w >= sizeof t->source)
-		return fail(fx, 0, "the file's name is too long");
+		return kc_fail(fx, 0, "the file's name is too long");
 	return 0;
 }
 
@@ -514,20 +512,20 @@ int kubeconfig_merge(const struct kubeconfig_text *x, int n, const char *context
 	all.err = err;
 	all.errlen = errlen;
 	if (n < 1 || n > KUBECONFIG_FILES_MAX) {
-		r = fail(&all, 0, "%d files; noderecover merges 1 to %d", n, KUBECONFIG_FILES_MAX);
+		r = kc_fail(&all, 0, "%d files; noderecover merges 1 to %d", n, KUBECONFIG_FILES_MAX);
 		n = 0;
 	}
 	for (i = 0; i < n; i++)
 		total += x[i].len;
 	if (!r && n > 1 && total > KUBECONFIG_MAX)
-		r = fail(&all, 0, "more than %d bytes in all; refusing them", KUBECONFIG_MAX);
+		r = kc_fail(&all, 0, "more than %d bytes in all; refusing them", KUBECONFIG_MAX);
 	for (i = 0; !r && i < n; i++) {
 		f[i].name = x[i].name ? x[i].name : "(text)";
 		f[i].dir = x[i].dir;
 		f[i].err = err;
 		f[i].errlen = errlen;
 		if (x[i].len > KUBECONFIG_MAX)
-			r = fail(&f[i], 0, "larger than %d bytes; refusing it", KUBECONFIG_MAX);
+			r = kc_fail(&f[i], 0, "larger than %d bytes; refusing it", KUBECONFIG_MAX);
 		else if ((r = yaml_parse(&docs[i], x[i].text, x[i].len, err, errlen, &f[i].errline)) != 0)
 			f[i].failed = 1;
 		f[i].nodes = docs[i].nodes;

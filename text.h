@@ -147,6 +147,31 @@ static inline size_t text_utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* Writes code point cp (at most U+10FFFF) as UTF-8 into u, which holds 4 bytes; returns its length, 1 to 4. */
+static inline size_t text_utf8_put(uint32_t cp, unsigned char *u)
+{
+	if (cp < 0x80) {
+		u[0] = (unsigned char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		u[0] = (unsigned char)(0xc0 | cp >> 6);
+		u[1] = (unsigned char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		u[0] = (unsigned char)(0xe0 | cp >> 12);
+		u[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+		u[2] = (unsigned char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	u[0] = (unsigned char)(0xf0 | cp >> 18);
+	u[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3f));
+	u[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+	u[3] = (unsigned char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
 /* Whether s[0..n) is all valid UTF-8. */
 static inline int text_utf8_ok(const char *s, size_t n)
 {

@@ -2,8 +2,11 @@
  * The YAML subset and JSON of a kubeconfig into a tree of nodes (yaml.h). Two front ends, one
  * tree. A cursor that checks every read against the length; decoded strings go to one pool
  * sized so it cannot run out, which yaml_free wipes. Errors say the line and what is wrong,
- * never the text of a value.
+ * never the text of a value. JSON is json.c's: its grammar checks the text (json_check), its
+ * decoder unescapes the strings (json_unescape); jsmn only makes the tree. Code points become
+ * UTF-8 by text.h's encoder. Never decodes JSON or UTF-8 of its own.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +36,7 @@ struct yp {
 };
 
 /* Fails with a reason about the given line (0: the text as a whole). */
-#define fail(k, at, ...) ((k)->errline = (at), text_fail((k)->err, (k)->errlen, __VA_ARGS__))
+#define yp_fail(k, at, ...) ((k)->errline = (at), text_fail((k)->err, (k)->errlen, __VA_ARGS__))
 
 static int node_new(struct yp *k, int type, int line)
 {
@@ -43,7 +46,7 @@ static int node_new(struct yp *k, int type, int line)
 		int cap = k->cap ? k->cap * 2 : 64;
 		n = realloc(k->nodes, (size_t)cap * sizeof *n);
 		if (!n)
-			return fail(k, 0, "out of memory");
+			return yp_fail(k, 0, "out of memory");
 		k->nodes = n;
 		k->cap = cap;
 	}
@@ -67,25 +70,24 @@ static void node_add(struct yp *k, int parent, int child, const char *key)
 	p->last = child;
 }
 
-static int put(struct yp *k, int c)
+static int pool_put(struct yp *k, int c)
 {
 	if (k->poollen >= k->poolcap)
-		return fail(k, k->line, "internal error: string space exhausted");
+		return yp_fail(k, k->line, "internal error: string space exhausted");
 	k->pool[k->poollen++] = (char)c;
 	return 0;
 }
 
-static int put_utf8(struct yp *k, unsigned long cp)
+/* A code point (a YAML escape's) into the pool as UTF-8, by text.h's one encoder. */
+static int pool_put_utf8(struct yp *k, unsigned long cp)
 {
-	if (cp < 0x80)
-		return put(k, (int)cp);
-	if (cp < 0x800)
-		return put(k, (int)(0xc0 | cp >> 6)) || put(k, (int)(0x80 | (cp & 0x3f))) ? -1 : 0;
-	if (cp < 0x10000)
-		return put(k, (int)(0xe0 | cp >> 12)) || put(k, (int)(0x80 | (cp >> 6 & 0x3f))) ||
-		    put(k, (int)(0x80 | (cp & 0x3f))) ? -1 : 0;
-	return put(k, (int)(0xf0 | cp >> 18)) || put(k, (int)(0x80 | (cp >> 12 & 0x3f))) ||
-	    put(k, (int)(0x80 | (cp >> 6 & 0x3f))) || put(k, (int)(0x80 | (cp & 0x3f))) ? -1 : 0;
+	unsigned char u[4];
+	size_t n = text_utf8_put((uint32_t)cp, u);
+
+	for (size_t i = 0; i < n; i++)
+		if (pool_put(k, u[i]))
+			return -1;
+	return 0;
 }
 
 /* Finishes the string begun at pool offset start and makes it a scalar node. */
@@ -93,7 +95,7 @@ static int str_node(struct yp *k, size_t start, int line, int plain)
 {
 	int n;
 
-	if (put(k, '\0'))
+	if (pool_put(k, '\0'))
 		return -1;
 	if ((n = node_new(k, YAML_STR, line)) < 0)
 		return -1;
@@ -113,9 +115,9 @@ static int check_bytes(struct yp *k)
 		if (c == '\n')
 			line++;
 		else if (c == '\r' && (i + 1 >= k->len || k->text[i + 1] != '\n'))
-			return fail(k, line, "a carriage return not followed by a line feed");
+			return yp_fail(k, line, "a carriage return not followed by a line feed");
 		else if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
-			return fail(k, line, "a control character (byte 0x%02x)", c);
+			return yp_fail(k, line, "a control character (byte 0x%02x)", c);
 	}
 	return 0;
 }
@@ -127,14 +129,14 @@ static int peek(const struct yp *k, size_t i)
 	return k->pos + i < k->len ? (unsigned char)k->text[k->pos + i] : -1;
 }
 
-static int is_ws(int c) { return c == ' ' || c == '\t'; }
+static int is_blank(int c) { return c == ' ' || c == '\t'; }
 static int is_eol(int c) { return c == -1 || c == '\n' || c == '\r'; }
 static int col(const struct yp *k) { return (int)(k->pos - k->lstart); }
-static void skip_ws(struct yp *k) { while (is_ws(peek(k, 0))) k->pos++; }
+static void skip_ws(struct yp *k) { while (is_blank(peek(k, 0))) k->pos++; }
 
 static int is_item(const struct yp *k)
 {
-	return peek(k, 0) == '-' && (is_ws(peek(k, 1)) || is_eol(peek(k, 1)));
+	return peek(k, 0) == '-' && (is_blank(peek(k, 1)) || is_eol(peek(k, 1)));
 }
 
 static void next_line(struct yp *k)
@@ -154,7 +156,7 @@ static int seek_content(struct yp *k)
 	k->blanks = k->comments = 0;
 	for (;;) {
 		int tab = 0, c;
-		while (is_ws(c = peek(k, 0))) {
+		while (is_blank(c = peek(k, 0))) {
 			tab |= c == '\t';
 			k->pos++;
 		}
@@ -171,7 +173,7 @@ static int seek_content(struct yp *k)
 			continue;
 		}
 		if (tab)
-			return fail(k, k->line, "a tab in the indentation (YAML indents with spaces only)");
+			return yp_fail(k, k->line, "a tab in the indentation (YAML indents with spaces only)");
 		return 0;
 	}
 }
@@ -181,7 +183,7 @@ static int end_line(struct yp *k)
 {
 	skip_ws(k);
 	if (!is_eol(peek(k, 0)) && peek(k, 0) != '#')
-		return fail(k, k->line, "unexpected text after a value");
+		return yp_fail(k, k->line, "unexpected text after a value");
 	next_line(k);
 	return seek_content(k);
 }
@@ -189,22 +191,22 @@ static int end_line(struct yp *k)
 /* What the YAML we read does not have, caught where a scalar would start. */
 static int check_indicator(struct yp *k)
 {
-	int c = peek(k, 0), n = peek(k, 1), sp = is_ws(n) || is_eol(n);
+	int c = peek(k, 0), n = peek(k, 1), sp = is_blank(n) || is_eol(n);
 
 	switch (c) {
-	case '&': return fail(k, k->line, "anchors (&) are not supported");
-	case '*': return fail(k, k->line, "aliases (*) are not supported");
-	case '!': return fail(k, k->line, "tags (!) are not supported");
+	case '&': return yp_fail(k, k->line, "anchors (&) are not supported");
+	case '*': return yp_fail(k, k->line, "aliases (*) are not supported");
+	case '!': return yp_fail(k, k->line, "tags (!) are not supported");
 	case '|': case '>':
-		return fail(k, k->line, "block scalars (| and >) are not supported; write the value on one line");
-	case '%': return fail(k, k->line, "directives (%%) are not supported");
-	case '@': case '`': return fail(k, k->line, "a value cannot start with @ or ` (reserved in YAML)");
-	case ',': case ']': case '}': return fail(k, k->line, "an unexpected flow indicator");
+		return yp_fail(k, k->line, "block scalars (| and >) are not supported; write the value on one line");
+	case '%': return yp_fail(k, k->line, "directives (%%) are not supported");
+	case '@': case '`': return yp_fail(k, k->line, "a value cannot start with @ or ` (reserved in YAML)");
+	case ',': case ']': case '}': return yp_fail(k, k->line, "an unexpected flow indicator");
 	case '{': case '[':
-		return fail(k, k->line, "flow collections ({...} and [...]) are supported only empty");
-	case '?': return sp ? fail(k, k->line, "complex keys (?) are not supported") : 0;
-	case '-': return sp ? fail(k, k->line, "a list item where a value was expected") : 0;
-	case ':': return sp ? fail(k, k->line, "an empty key") : 0;
+		return yp_fail(k, k->line, "flow collections ({...} and [...]) are supported only empty");
+	case '?': return sp ? yp_fail(k, k->line, "complex keys (?) are not supported") : 0;
+	case '-': return sp ? yp_fail(k, k->line, "a list item where a value was expected") : 0;
+	case ':': return sp ? yp_fail(k, k->line, "an empty key") : 0;
 	}
 	return 0;
 }
@@ -219,15 +221,15 @@ static int scan_plain(struct yp *k, int *colon)
 		int c = peek(k, 0);
 		if (is_eol(c))
 			break;
-		if (c == ':' && (is_ws(peek(k, 1)) || is_eol(peek(k, 1)))) {
+		if (c == ':' && (is_blank(peek(k, 1)) || is_eol(peek(k, 1)))) {
 			*colon = 1;
 			break;
 		}
-		if (is_ws(c) && peek(k, 1) == '#')
+		if (is_blank(c) && peek(k, 1) == '#')
 			break;
-		if (put(k, c))
+		if (pool_put(k, c))
 			return -1;
-		if (!is_ws(c))
+		if (!is_blank(c))
 			keep = k->poollen;
 		k->pos++;
 	}
@@ -248,56 +250,56 @@ static int fold(struct yp *k, int line0, int escaped)
 	for (;;) {
 		skip_ws(k);
 		if (peek(k, 0) == -1)
-			return fail(k, line0, "a quoted value is not closed");
+			return yp_fail(k, line0, "a quoted value is not closed");
 		if (!is_eol(peek(k, 0)))
 			break;
 		breaks++;
 		next_line(k);
 	}
 	if (!breaks && !escaped)
-		return put(k, ' ');
+		return pool_put(k, ' ');
 	while (breaks-- > 0)
-		if (put(k, '\n'))
+		if (pool_put(k, '\n'))
 			return -1;
 	return 0;
 }
 
 /* The escape after a backslash in a double-quoted scalar; k->pos is past the letter. */
-static int escape(struct yp *k, int e)
+static int quoted_escape(struct yp *k, int e)
 {
 	unsigned long cp = 0;
 	int n = 0;
 
 	switch (e) {
-	case 'a': return put(k, 7);
-	case 'b': return put(k, 8);
-	case 't': case '\t': return put(k, 9);
-	case 'n': return put(k, 10);
-	case 'v': return put(k, 11);
-	case 'f': return put(k, 12);
-	case 'r': return put(k, 13);
-	case 'e': return put(k, 27);
-	case ' ': case '"': case '/': case '\\': return put(k, e);
-	case 'N': return put_utf8(k, 0x85);
-	case '_': return put_utf8(k, 0xa0);
-	case 'L': return put_utf8(k, 0x2028);
-	case 'P': return put_utf8(k, 0x2029);
+	case 'a': return pool_put(k, 7);
+	case 'b': return pool_put(k, 8);
+	case 't': case '\t': return pool_put(k, 9);
+	case 'n': return pool_put(k, 10);
+	case 'v': return pool_put(k, 11);
+	case 'f': return pool_put(k, 12);
+	case 'r': return pool_put(k, 13);
+	case 'e': return pool_put(k, 27);
+	case ' ': case '"': case '/': case '\\': return pool_put(k, e);
+	case 'N': return pool_put_utf8(k, 0x85);
+	case '_': return pool_put_utf8(k, 0xa0);
+	case 'L': return pool_put_utf8(k, 0x2028);
+	case 'P': return pool_put_utf8(k, 0x2029);
 	case 'x': n = 2; break;
 	case 'u': n = 4; break;
 	case 'U': n = 8; break;
-	case '0': return fail(k, k->line, "a \\0 escape: a NUL byte cannot be part of a value");
-	default: return fail(k, k->line, "an unknown escape in a double-quoted value");
+	case '0': return yp_fail(k, k->line, "a \\0 escape: a NUL byte cannot be part of a value");
+	default: return yp_fail(k, k->line, "an unknown escape in a double-quoted value");
 	}
 	for (int i = 0; i < n; i++) {
 		int h = text_hexval(peek(k, (size_t)i));
 		if (h < 0)
-			return fail(k, k->line, "a \\%c escape without %d hex digits", e, n);
+			return yp_fail(k, k->line, "a \\%c escape without %d hex digits", e, n);
 		cp = cp << 4 | (unsigned long)h;
 	}
 	k->pos += (size_t)n;
 	if (cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return fail(k, k->line, "an escape that is not a character (NUL, surrogate or past U+10FFFF)");
-	return put_utf8(k, cp);
+		return yp_fail(k, k->line, "an escape that is not a character (NUL, surrogate or past U+10FFFF)");
+	return pool_put_utf8(k, cp);
 }
 
 /* A single- or double-quoted scalar, which may span lines; k->pos is at the opening quote. */
@@ -310,9 +312,9 @@ static int scan_quoted(struct yp *k)
 	for (;;) {
 		int c = peek(k, 0);
 		if (c == -1)
-			return fail(k, line0, "a quoted value is not closed");
+			return yp_fail(k, line0, "a quoted value is not closed");
 		if (c == q && q == '\'' && peek(k, 1) == '\'') {
-			if (put(k, '\''))
+			if (pool_put(k, '\''))
 				return -1;
 			k->pos += 2;
 			keep = k->poollen;
@@ -333,16 +335,16 @@ static int scan_quoted(struct yp *k)
 			} else {
 				k->pos += 2;
 				if (e == -1)
-					return fail(k, line0, "a quoted value is not closed");
-				if (escape(k, e))
+					return yp_fail(k, line0, "a quoted value is not closed");
+				if (quoted_escape(k, e))
 					return -1;
 			}
 			keep = k->poollen;
 		} else {
-			if (put(k, c))
+			if (pool_put(k, c))
 				return -1;
 			k->pos++;
-			if (!is_ws(c))
+			if (!is_blank(c))
 				keep = k->poollen;
 		}
 	}
@@ -360,7 +362,7 @@ static int parse_scalar(struct yp *k, int parent_col, int *out)
 		k->pos++;
 		skip_ws(k);
 		if (peek(k, 0) != (c == '{' ? '}' : ']'))
-			return fail(k, line, "flow collections ({...} and [...]) are supported only empty");
+			return yp_fail(k, line, "flow collections ({...} and [...]) are supported only empty");
 		k->pos++;
 		if ((*out = node_new(k, c == '{' ? YAML_MAP : YAML_SEQ, line)) < 0)
 			return -1;
@@ -375,7 +377,7 @@ static int parse_scalar(struct yp *k, int parent_col, int *out)
 	if (check_indicator(k) || scan_plain(k, &colon))
 		return -1;
 	if (colon)
-		return fail(k, line, "a plain value cannot contain \": \"; quote it");
+		return yp_fail(k, line, "a plain value cannot contain \": \"; quote it");
 	for (;;) {
 		skip_ws(k);
 		if (peek(k, 0) == '#') {
@@ -389,15 +391,15 @@ static int parse_scalar(struct yp *k, int parent_col, int *out)
 		if (k->eof || k->comments || col(k) <= parent_col || is_item(k))
 			break;
 		/* a continuation line, as YAML allows for plain scalars: folded into the value */
-		if (k->blanks == 0 && put(k, ' '))
+		if (k->blanks == 0 && pool_put(k, ' '))
 			return -1;
 		for (int i = 0; i < k->blanks; i++)
-			if (put(k, '\n'))
+			if (pool_put(k, '\n'))
 				return -1;
 		if (scan_plain(k, &colon))
 			return -1;
 		if (colon)
-			return fail(k, k->line, "unexpected indentation (a key inside a value?)");
+			return yp_fail(k, k->line, "unexpected indentation (a key inside a value?)");
 	}
 	if ((n = str_node(k, start, line, 1)) < 0)
 		return -1;
@@ -418,17 +420,17 @@ static int parse_key(struct yp *k, const char **key)
 		if (scan_quoted(k))
 			return -1;
 		if (k->line != line)
-			return fail(k, line, "a quoted key spans lines");
+			return yp_fail(k, line, "a quoted key spans lines");
 		skip_ws(k);
 	} else if (check_indicator(k) || scan_plain(k, &colon)) {
 		return -1;
 	}
-	if (!colon || peek(k, 0) != ':' || !(is_ws(peek(k, 1)) || is_eol(peek(k, 1))))
-		return fail(k, line, "expected \"key: value\"");
+	if (!colon || peek(k, 0) != ':' || !(is_blank(peek(k, 1)) || is_eol(peek(k, 1))))
+		return yp_fail(k, line, "expected \"key: value\"");
 	k->pos++;
 	if (k->poollen == start)
-		return fail(k, line, "an empty key");
-	if (put(k, '\0'))
+		return yp_fail(k, line, "an empty key");
+	if (pool_put(k, '\0'))
 		return -1;
 	*key = k->pool + start;
 	return 0;
@@ -464,9 +466,9 @@ static int parse_map(struct yp *k, int *out)
 		if (k->eof || col(k) < mcol)
 			break;
 		if (col(k) > mcol)
-			return fail(k, k->line, "unexpected indentation");
+			return yp_fail(k, k->line, "unexpected indentation");
 		if (is_item(k))
-			return fail(k, k->line, "a list item where a key was expected");
+			return yp_fail(k, k->line, "a list item where a key was expected");
 	}
 	*out = m;
 	return 0;
@@ -498,7 +500,7 @@ static int parse_seq(struct yp *k, int *out)
 		if (k->eof || col(k) < scol)
 			break;
 		if (col(k) > scol)
-			return fail(k, k->line, "unexpected indentation");
+			return yp_fail(k, k->line, "unexpected indentation");
 		if (!is_item(k))
 			break;
 	}
@@ -515,7 +517,7 @@ static int is_key(struct yp *k)
 	if (c == '"' || c == '\'') {
 		r = scan_quoted(k);
 		skip_ws(k);
-		colon = peek(k, 0) == ':' && (is_ws(peek(k, 1)) || is_eol(peek(k, 1)));
+		colon = peek(k, 0) == ':' && (is_blank(peek(k, 1)) || is_eol(peek(k, 1)));
 	} else if (c == '{' || c == '[') {
 		r = 0;
 	} else {
@@ -531,7 +533,7 @@ static int parse_node(struct yp *k, int parent_col, int *out)
 	int r;
 
 	if (k->depth >= YAML_DEPTH_MAX)
-		return fail(k, k->line, "nested deeper than %d levels", YAML_DEPTH_MAX);
+		return yp_fail(k, k->line, "nested deeper than %d levels", YAML_DEPTH_MAX);
 	k->depth++;
 	if (is_item(k))
 		r = parse_seq(k, out);
@@ -548,23 +550,23 @@ static int parse_yaml(struct yp *k, size_t start, int *root)
 	if (seek_content(k))
 		return -1;
 	if (!k->eof && col(k) == 0 && peek(k, 0) == '-' && peek(k, 1) == '-' && peek(k, 2) == '-' &&
-	    (is_ws(peek(k, 3)) || is_eol(peek(k, 3)))) {
+	    (is_blank(peek(k, 3)) || is_eol(peek(k, 3)))) {
 		k->pos += 3;
 		if (end_line(k))
 			return -1;
 	}
 	if (k->eof)
-		return fail(k, 0, "the file is empty");
+		return yp_fail(k, 0, "the file is empty");
 	if (parse_node(k, -1, root))
 		return -1;
 	if (!k->eof)
-		return fail(k, k->line, "unexpected text after the top-level mapping (a second document?)");
+		return yp_fail(k, k->line, "unexpected text after the top-level mapping (a second document?)");
 	return 0;
 }
 
 /* ---- JSON, through jsmn ---- */
 
-static int json_line(struct yp *k, int off)
+static int from_json_line(struct yp *k, int off)
 {
 	/* tokens come in text order, so the count only moves forward */
 	while (k->pos < (size_t)off && k->pos < k->len)
@@ -573,79 +575,42 @@ static int json_line(struct yp *k, int off)
 	return k->line;
 }
 
-static int json_string(struct yp *k, const jsmntok_t *t)
+/* A string token into the pool, decoded by json.c's decoder (the text passed json_check). */
+static int from_json_string(struct yp *k, const jsmntok_t *t)
 {
-	size_t i = (size_t)t->start, end = (size_t)t->end, start = k->poollen;
-	int line = json_line(k, t->start);
+	size_t start = k->poollen, n = (size_t)(t->end - t->start);
+	int line = from_json_line(k, t->start), len;
 
-	while (i < end) {
-		unsigned long cp;
-		char c = k->text[i++];
-		if (c != '\\') {
-			if (put(k, c))
-				return -1;
-			continue;
-		}
-		if (i >= end)
-			return fail(k, line, "a string ends in a backslash");
-		c = k->text[i++];
-		switch (c) {
-		case '"': case '\\': case '/': if (put(k, c)) return -1; continue;
-		case 'b': if (put(k, 8)) return -1; continue;
-		case 'f': if (put(k, 12)) return -1; continue;
-		case 'n': if (put(k, 10)) return -1; continue;
-		case 'r': if (put(k, 13)) return -1; continue;
-		case 't': if (put(k, 9)) return -1; continue;
-		case 'u': break;
-		default: return fail(k, line, "an unknown escape in a string");
-		}
-		cp = 0;
-		for (int j = 0; j < 4; j++) {
-			int h = i < end ? text_hexval((unsigned char)k->text[i++]) : -1;
-			if (h < 0)
-				return fail(k, line, "a \\u escape without 4 hex digits");
-			cp = cp << 4 | (unsigned long)h;
-		}
-		if (cp >= 0xd800 && cp <= 0xdbff && i + 6 <= end && k->text[i] == '\\' && k->text[i + 1] == 'u') {
-			unsigned long lo = 0;
-			for (int j = 2; j < 6; j++) {
-				int h = text_hexval((unsigned char)k->text[i + (size_t)j]);
-				lo = h < 0 ? 0x10000 : lo << 4 | (unsigned long)h;
-			}
-			if (lo >= 0xdc00 && lo <= 0xdfff) {
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-				i += 6;
-			}
-		}
-		if (cp == 0 || (cp >= 0xd800 && cp <= 0xdfff))
-			return fail(k, line, "a \\u escape that is not a character (NUL or a lone surrogate)");
-		if (put_utf8(k, cp))
-			return -1;
-	}
+	/* decoding never lengthens, so only a NUL can make json_unescape refuse */
+	if (n + 1 > k->poolcap - start)
+		return yp_fail(k, line, "internal error: string space exhausted");
+	if ((len = json_unescape(k->text + t->start, n, k->pool + start, k->poolcap - start)) < 0)
+		return yp_fail(k, line, "a \\u0000 escape: a NUL is not a character a value can hold");
+	k->poollen += (size_t)len;
 	return str_node(k, start, line, 0);
 }
 
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+static int is_json_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-static int json_node(struct yp *k, const jsmntok_t *t, int ntok, int *i, int *out)
+static int from_json_value(struct yp *k, const jsmntok_t *t, int ntok, int *i, int *out)
 {
 	const jsmntok_t *tk;
 	int n, v, line;
 
 	if (*i >= ntok)
-		return fail(k, 0, "the JSON ends early");
+		return yp_fail(k, 0, "the JSON ends early");
 	if (k->depth >= YAML_DEPTH_MAX)
-		return fail(k, json_line(k, t[*i].start), "nested deeper than %d levels", YAML_DEPTH_MAX);
+		return yp_fail(k, from_json_line(k, t[*i].start), "nested deeper than %d levels", YAML_DEPTH_MAX);
 	tk = &t[(*i)++];
-	line = json_line(k, tk->start);
+	line = from_json_line(k, tk->start);
 	/* json_check passed the text: jsmn's tree is the document's, keys and values alternate */
 	switch (tk->type) {
 	case JSMN_STRING:
-		return (*out = json_string(k, tk)) < 0 ? -1 : 0;
+		return (*out = from_json_string(k, tk)) < 0 ? -1 : 0;
 	case JSMN_PRIMITIVE: {
 		size_t start = k->poollen;
 		for (int j = tk->start; j < tk->end; j++)
-			if (put(k, k->text[j]))
+			if (pool_put(k, k->text[j]))
 				return -1;
 		if ((n = str_node(k, start, line, 1)) < 0)
 			return -1;
@@ -662,12 +627,12 @@ static int json_node(struct yp *k, const jsmntok_t *t, int ntok, int *i, int *ou
 		for (int j = 0; j < tk->size; j++) {
 			const char *key = NULL;
 			if (tk->type == JSMN_OBJECT) {
-				int kn = json_string(k, &t[(*i)++]);
+				int kn = from_json_string(k, &t[(*i)++]);
 				if (kn < 0)
 					return -1;
 				key = k->nodes[kn].str;
 			}
-			if (json_node(k, t, ntok, i, &v))
+			if (from_json_value(k, t, ntok, i, &v))
 				return -1;
 			node_add(k, n, v, key);
 		}
@@ -675,7 +640,7 @@ static int json_node(struct yp *k, const jsmntok_t *t, int ntok, int *i, int *ou
 		*out = n;
 		return 0;
 	default:
-		return fail(k, line, "a JSON value jsmn could not classify");
+		return yp_fail(k, line, "a JSON value jsmn could not classify");
 	}
 }
 
@@ -691,19 +656,19 @@ static int parse_json(struct yp *k, int *root)
 	k->pos = 0, k->line = 1;
 	if (json_check(k->text, k->len, &at, why, sizeof why) < 0) {
 		if (at >= k->len)
-			return fail(k, 0, "the JSON ends early (a truncated file?)");
-		return fail(k, json_line(k, (int)at), "not valid JSON: %s", why);
+			return yp_fail(k, 0, "the JSON ends early (a truncated file?)");
+		return yp_fail(k, from_json_line(k, (int)at), "not valid JSON: %s", why);
 	}
 	jsmn_init(&p);
 	n = jsmn_parse(&p, k->text, k->len, NULL, 0);
 	if (n < 1 || !(t = calloc((size_t)n, sizeof *t)))
-		return fail(k, 0, n < 1 ? "not valid JSON" : "out of memory");
+		return yp_fail(k, 0, n < 1 ? "not valid JSON" : "out of memory");
 	jsmn_init(&p);
 	if (jsmn_parse(&p, k->text, k->len, t, (unsigned)n) != n || t[0].type != JSMN_OBJECT) {
 		free(t);
-		return fail(k, 0, "the JSON is not an object");
+		return yp_fail(k, 0, "the JSON is not an object");
 	}
-	int r = json_node(k, t, n, &i, root);
+	int r = from_json_value(k, t, n, &i, root);
 	free(t);
 	return r;
 }
@@ -725,13 +690,13 @@ int yaml_parse(struct yaml_doc *d, const char *text, size_t len, char *err, size
 	/* decoded text never outgrows twice its source, plus a NUL per scalar */
 	k.poolcap = 2 * len + 64;
 	if (!(k.pool = malloc(k.poolcap)))
-		r = fail(&k, 0, "out of memory");
+		r = yp_fail(&k, 0, "out of memory");
 	else
 		r = check_bytes(&k);
 	if (!r) {
 		if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
 			start = 3;  /* a byte-order mark, as some editors write */
-		for (i = start; i < len && is_space(text[i]); i++)
+		for (i = start; i < len && is_json_blank(text[i]); i++)
 			;
 		/* YAML is a superset of JSON, but kubectl's JSON is read by the JSON front end */
 		r = i < len && text[i] == '{' ? parse_json(&k, &root) : parse_yaml(&k, start, &root);

@@ -1287,6 +1287,23 @@ static void t_strict(void)
 	/* the reason says where: the byte of the body, and of the item */
 	check(list_str("{\"items\":[{\"a\":1 \"b\":2}]}", &l) == -1);
 	check(strcmp(l.err, "malformed node list at byte 17 (byte 7 of item 1): expected ',' or '}' after a member") == 0);
+	/*
+	 * Invalid UTF-8 is reported at the first byte of the bad character, wherever the pieces cut
+	 * it: whole, a byte at a time, and cut inside the character by random pieces.
+	 */
+	static const struct {
+		const char *body, *err;
+	} utf8[] = {
+		{ "{\"items\":[{\"a\":\"x\xe2\x82(\"}]}", "malformed node list at byte 17 (byte 7 of item 1): invalid UTF-8 in a string" },
+		{ "{\"items\":[{\"a\":\"x\xe0\x80\x80\"}]}", "malformed node list at byte 17 (byte 7 of item 1): invalid UTF-8 in a string" },
+		{ "{\"items\":[],\"x\":\"ab\xf0\x9f\x9a\"}", "malformed node list at byte 19: invalid UTF-8 in a string" },
+		{ "{\"items\":[],\"x\":\"\xff\x80\x80\x80\x80\"}", "malformed node list at byte 17: invalid UTF-8 in a string" },
+	};
+	for (size_t i = 0; i < sizeof utf8 / sizeof utf8[0]; i++)
+		for (unsigned seed = 0; seed < 8; seed++)
+			if (!check(list(utf8[i].body, strlen(utf8[i].body), sizeof item_buf, seed, &l) == -1 &&
+			    strcmp(l.err, utf8[i].err) == 0))
+				fprintf(stderr, "  row %zu seed %u: %s\n", i, seed, l.err);
 }
 
 /* Why a node is unreadable: which member, what was wrong, at what byte of the item. */

@@ -209,6 +209,25 @@ static void t_json(void)
 	kube_target_free(&t);
 }
 
+/* JSON strings are decoded by json.c's decoder: every escape, a surrogate pair as one character. */
+static void t_json_escapes(void)
+{
+	static const char doc[] =
+	    "{\"current-context\": \"r\\ud83d\\ude80\",\n"
+	    "\"contexts\": [{\"name\": \"r\\ud83d\\ude80\", \"context\": {\"cluster\": \"c\\\"1\", \"user\": \"u\\\\2\"}}],\n"
+	    "\"clusters\": [{\"name\": \"c\\\"1\", \"cluster\": {\"server\": \"https:\\/\\/h\\u006fst.example:6443\", "
+	    "\"tls-server-name\": \"caf\\u00e9\", \"certificate-authority-data\": \"" CA64 "\"}}],\n"
+	    "\"users\": [{\"name\": \"u\\\\2\", \"user\": {\"token\": \"" TOKEN "\"}}]}\n";
+	struct kube_target t;
+
+	if (!check(parses(doc, &t)))
+		return;
+	check(strcmp(t.server, "https://host.example:6443") == 0);
+	check(strcmp(t.tls_server_name, "caf\xc3\xa9") == 0);
+	check(strstr(t.source, "context r\xf0\x9f\x9a\x80") != NULL);
+	kube_target_free(&t);
+}
+
 static void t_quoted(void)
 {
 	struct kube_target t;
@@ -856,6 +875,7 @@ static const struct test tests[] = {
 	{ "kubectl_other_context", t_kubectl_other_context },
 	{ "crlf_bom", t_crlf_bom },
 	{ "json", t_json },
+	{ "json_escapes", t_json_escapes },
 	{ "quoted", t_quoted },
 	{ "plain_tls_name", t_plain_tls_name },
 	{ "client_files", t_client_files },
