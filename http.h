@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "tls.h"
 
 /* Limits that keep a hostile or broken server from costing memory or time. */
@@ -17,6 +18,13 @@
 #define HTTP_MAX_HEADERS 100         /* header lines in one response head */
 #define HTTP_DISCARD_MAX 65536       /* body bytes http_discard reads before it closes instead */
 #define HTTP_WAIT_SLICE_MS 1000      /* longest single wait, so the stop flag is seen within it */
+
+/* Whether ch may be part of an HTTP token (RFC 9110: a method, a header name). */
+static inline int http_tchar(int ch)
+{
+	return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	    (ch && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
+}
 
 /*
  * The phases of a request, each with its own limit in milliseconds. CONNECT and HANDSHAKE run
@@ -81,6 +89,8 @@ int http_parse_body(struct http_parser *p, const char *in, size_t inlen, size_t 
     char *out, size_t outcap, size_t *outlen);
 /* The connection closed: returns 1 if that properly ends the body, -1 if the body was cut. */
 int http_parse_eof(struct http_parser *p);
+/* Whether the body is one that only the connection's close ends (no length, not chunked). */
+int http_parse_to_close(const struct http_parser *p);
 
 
 /* One connection to one server. Large (it holds BearSSL's buffers): make it static. */
@@ -131,13 +141,24 @@ int http_init(struct http_conn *c, const struct tls_creds *creds, const char *ho
 void http_deadline(struct http_conn *c, enum http_phase ph, long ms);
 
 /*
+ * Asked right before a request's bytes go out, once any connect and handshake are done: nonzero
+ * lets them go, 0 keeps the request unsent (http_request returns HTTP_GATED). A check made any
+ * earlier could be stale by the time the bytes leave: a process can be stopped, or a connect or
+ * a retry's backoff can wait, for any length of time in between.
+ */
+typedef int (*http_gate_fn)(void *ctx);
+
+/*
  * What one request may take beyond the fixed phases: its whole response (HTTP_RESPONSE, to the
  * last body byte) and a time no wait may pass, a caller's deadline over several requests such
- * as a whole list (from clock_after; 0: none). A NULL bounds means HTTP_RESPONSE_MS and none.
+ * as a whole list (from clock_after; 0: none); and a gate (NULL: none). A NULL bounds means
+ * HTTP_RESPONSE_MS and none.
  */
 struct http_bounds {
 	long response_ms;
 	long long until;
+	http_gate_fn gate;
+	void *gate_ctx;
 };
 
 /*
@@ -152,10 +173,12 @@ int http_sleep(struct http_conn *c, long ms, long long until);
  * Content-Length are added here. method and path are checked for bytes that would split the
  * request. Connects when needed; a reused connection that turns out closed before any response
  * byte is reconnected and the request sent once more (never after a deadline or a stop).
- * b bounds the request and the reading of its body (NULL: the defaults).
- * Returns 0 (then read the body with http_read until it returns 0), or -1 with c->err set.
+ * b bounds the request and the reading of its body (NULL: the defaults), and may gate it.
+ * Returns 0 (then read the body with http_read until it returns 0), HTTP_GATED (nothing was
+ * sent; the connection is kept), or -1 with c->err set.
  * Never follows a redirect: a 3xx is returned like any status.
  */
+#define HTTP_GATED (-3)
 int http_request(struct http_conn *c, const char *method, const char *path, const char *headers,
     const void *body, size_t bodylen, const struct http_bounds *b, struct http_response *r);
 /* Reads up to n decoded body bytes. Returns the count, 0 at the end of the body, -1 on error. */

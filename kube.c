@@ -26,6 +26,12 @@
 
 /* KUBE_FAILED is -1, so a failure and its reason are one statement. */
 
+void kube_gate(struct kube *k, http_gate_fn fn, void *ctx)
+{
+	k->gate = fn;
+	k->gate_ctx = ctx;
+}
+
 void kube_dry_run(struct kube *k, int on)
 {
 	k->dry_run = on != 0;
@@ -187,8 +193,9 @@ void kube_close(struct kube *k)
  * Sends a request and reads the response head, retrying what is worth retrying: a dropped
  * connection or a 5xx with backoff, a 429 or 503 after its Retry-After, a 401 once after
  * reading the token file again (the kubelet may have rotated it). Returns 0 with *r filled
- * and the body unread, or -1 with k->err set. A retried PATCH or DELETE is safe: its
- * resourceVersion precondition fails if the first attempt went through.
+ * and the body unread, HTTP_GATED when b's gate kept it unsent, or -1 with k->err set. A
+ * retried PATCH or DELETE is safe: its resourceVersion precondition fails if the first attempt
+ * went through.
  */
 static int request(struct kube *k, const char *method, const char *path, const char *ctype,
     const char *body, size_t len, const struct http_bounds *b, int retries, struct http_response *r)
@@ -216,7 +223,13 @@ static int request(struct kube *k, const char *method, const char *path, const c
 			TEXT_FAIL(k, "request headers too long");
 			return -1;
 		}
-		if (http_request(&k->http, method, path, headers, body, len, b, r) < 0) {
+		int sent = http_request(&k->http, method, path, headers, body, len, b, r);
+		if (sent == HTTP_GATED) {
+			memset(headers, 0, sizeof headers);
+			TEXT_FAIL(k, "%s", k->http.err);
+			return HTTP_GATED;
+		}
+		if (sent < 0) {
 			char reason[sizeof k->http.err];
 			if (k->observe)
 				k->observe(k->observe_ctx, method, 0);
@@ -350,7 +363,7 @@ int kube_call(struct kube *k, const char *what, const char *method, const char *
 int kube_call_within(struct kube *k, long ms, const char *what, const char *method, const char *path,
     const char *body, size_t len, char *out, size_t cap)
 {
-	struct http_bounds b = { ms, clock_after(ms) };
+	struct http_bounds b = { .response_ms = ms, .until = clock_after(ms) };
 
 	return call_bounded(k, &b, what, method, path, body, len, out, cap);
 }
@@ -482,7 +495,7 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
 enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_keys *keys,
     kube_page_fn page, kube_node_fn node, void *ctx, char rv[NODE_RV_MAX + 1])
 {
-	struct http_bounds b = { KUBE_PAGE_SECONDS * 1000L, clock_after(KUBE_LIST_SECONDS * 1000L) };
+	struct http_bounds b = { .response_ms = KUBE_PAGE_SECONDS * 1000L, .until = clock_after(KUBE_LIST_SECONDS * 1000L) };
 	enum kube_result res = list_pages(k, limit, "", &b, keys, page, node, ctx, rv);
 
 	if (res != KUBE_OK && clock_ms() >= b.until)
@@ -558,7 +571,7 @@ enum kube_watch_end kube_watch_open(struct kube *k, struct kube_watch *w, const 
 {
 	char path[TARGET_PATH_MAX + 3 * NODE_RV_MAX + 128];
 	/* the server ends the stream at timeout_s; a little more for its last bookmark and the close */
-	struct http_bounds b = { (timeout_s + KUBE_WATCH_SLACK) * 1000L, 0 };
+	struct http_bounds b = { .response_ms = (timeout_s + KUBE_WATCH_SLACK) * 1000L };
 	struct http_response r;
 
 	*retry_after = -1;
@@ -674,7 +687,7 @@ enum kube_result kube_get_node(struct kube *k, const char *name, const struct no
 		return TEXT_FAIL(k, "not a node name, not put into a query");
 	/* A list with a field selector, not a GET of the object: the same reader, the same facts. */
 	snprintf(select, sizeof select, "&fieldSelector=metadata.name%%3D%s", name);
-	r = list_pages(k, 2, select, &(struct http_bounds){ KUBE_PAGE_SECONDS * 1000L, 0 }, keys, on_one_page, on_one, &o,
+	r = list_pages(k, 2, select, &(struct http_bounds){ .response_ms = KUBE_PAGE_SECONDS * 1000L }, keys, on_one_page, on_one, &o,
 	    NULL);
 	if (r != KUBE_OK)
 		return o.found > 1 ? TEXT_FAIL(k, "reading node %s: the server listed more than one node of that name", name) : r;
@@ -700,8 +713,16 @@ static enum kube_result change(struct kube *k, const char *method, const struct 
 	    k->dry_run ? "?dryRun=All" : "") >= sizeof path)
 		return TEXT_FAIL(k, "path too long");
 	snprintf(what, sizeof what, "%s %s", strcmp(method, "DELETE") == 0 ? "deleting" : "patching", f->name);
-	if (request(k, method, path, ctype, body, len, NULL, KUBE_RETRIES, &r) < 0)
+	switch (request(k, method, path, ctype, body, len, &(struct http_bounds){ .response_ms = HTTP_RESPONSE_MS, .gate = k->gate, .gate_ctx = k->gate_ctx },
+	    KUBE_RETRIES, &r)) {
+	case 0:
+		break;
+	case HTTP_GATED:
+		prefix_reason(k, what);
+		return KUBE_GATED;
+	default:
 		return prefix_reason(k, what);
+	}
 	if (r.status >= 200 && r.status < 300) {
 		http_discard(&k->http);
 		return KUBE_OK;

@@ -20,7 +20,8 @@ enum kube_result {
 	KUBE_OK = 0,
 	KUBE_CHANGED,     /* the node changed since it was listed: the patch's resourceVersion test
 	                     failed (422 Invalid, no causes) or the delete's preconditions (409) */
-	KUBE_GONE         /* 404 */
+	KUBE_GONE,        /* 404 */
+	KUBE_GATED        /* a change the gate (kube_gate) kept unsent */
 };
 
 /*
@@ -71,6 +72,8 @@ struct kube {
 	volatile sig_atomic_t *stop;      /* set by a signal: no new request, no more retries */
 	int dry_run;                      /* every write carries dryRun=All (kube_dry_run) */
 	kube_observe_fn observe;          /* kube_observe; NULL: none */
+	http_gate_fn gate;                /* kube_gate; NULL: none */
+	void *gate_ctx;
 	void *observe_ctx;
 	char err[512];                    /* why the last call failed, one line */
 };
@@ -124,6 +127,15 @@ enum kube_result kube_delete(struct kube *k, const struct node_facts *f);
  * kube_init.
  */
 void kube_dry_run(struct kube *k, int on);
+
+/*
+ * Has fn(ctx) asked right before each change to a node (patch or delete, each retry too) goes
+ * out on the wire: 0 keeps it unsent and the change returns KUBE_GATED (NULL: no gate). For
+ * leader election: a replica stopped (or stalled, or backing off) between its check and the
+ * socket must not write on a Lease it lost meanwhile. fn may do I/O on another connection,
+ * never on k. Set once, after kube_init.
+ */
+void kube_gate(struct kube *k, http_gate_fn fn, void *ctx);
 
 /* Has fn(ctx, ...) told of every request from now on (NULL: no one). Set once, after kube_init. */
 void kube_observe(struct kube *k, kube_observe_fn fn, void *ctx);

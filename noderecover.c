@@ -276,6 +276,12 @@ struct process {
 	struct follow fw;
 };
 
+/* The gate of every change to a node: asked as its bytes are about to leave (kube_gate). */
+static int leads(void *el)
+{
+	return election_may_write(el, clock_ms());
+}
+
 int main(int argc, char **argv)
 {
 	/* static: what it points to stays reachable to the end, as the ASan build's leak check needs */
@@ -350,6 +356,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		pr->loop.election = &pr->el;
+		kube_gate(&pr->kc, leads, &pr->el);
 	}
 	/* in a pod the host name is the pod's name: the reportingInstance client-go would use */
 	if (gethostname(host, sizeof host - 1) < 0)

@@ -270,6 +270,13 @@ enum acted {
 	ACTED_NOT_LEADER    /* this replica may not write now: the rest is another's */
 };
 
+static enum acted not_leader(const struct pass_kept *k)
+{
+	say("Not %s %s: this replica no longer holds the lease; it acts again once it leads",
+	    k->v.action == POLICY_TAINT ? "tainting" : k->v.action == POLICY_CLEAR ? "clearing" : "deleting", k->f.name);
+	return ACTED_NOT_LEADER;
+}
+
 /* Does one decided action. */
 static enum acted act_once(struct pass_loop *l, const struct pass_kept *k, int64_t now)
 {
@@ -282,11 +289,8 @@ static enum acted act_once(struct pass_loop *l, const struct pass_kept *k, int64
 		say_would(l, k);
 		return ACTED_DONE;
 	}
-	if (!may_write(l)) {
-		say("Not %s %s: this replica no longer holds the lease; it acts again once it leads",
-		    k->v.action == POLICY_TAINT ? "tainting" : k->v.action == POLICY_CLEAR ? "clearing" : "deleting", k->f.name);
-		return ACTED_NOT_LEADER;
-	}
+	if (!may_write(l))
+		return not_leader(k);
 	switch (k->v.action) {
 	case POLICY_TAINT:
 		r = kube_taint(l->kc, &k->f, s->annotation, (time_t)now);
@@ -315,6 +319,9 @@ static enum acted act_once(struct pass_loop *l, const struct pass_kept *k, int64
 		return ACTED_DONE;
 	case KUBE_CHANGED:
 		return ACTED_CHANGED;
+	case KUBE_GATED:
+		/* the Lease was lost between the check above and the wire (kube_gate) */
+		return not_leader(k);
 	case KUBE_GONE:
 		count(k->v.action, METRICS_GONE);
 		say("%s already gone", k->f.name);

@@ -1281,12 +1281,12 @@ static void t_deadlines(void)
 	check(http_init(&conn, &tls, "127.0.0.1", srv_port, NULL) == 0);
 	check(get("/hello") == 200);
 	/* the head's 30 s is cut by the response's 300 ms, and the message says the time it had */
-	bounds = &(struct http_bounds){ 300, 0 };
+	bounds = &(struct http_bounds){ .response_ms = 300 };
 	t0 = clock_ms();
 	check(get("/slow") == -1 && err_has("response head from 127.0.0.1:") && err_has("not done after 300ms"));
 	check(clock_ms() - t0 < 1000 && conn.expired && !conn.stopped);
 	/* the caller's deadline caps every phase */
-	bounds = &(struct http_bounds){ HTTP_RESPONSE_MS, clock_after(200) };
+	bounds = &(struct http_bounds){ .response_ms = HTTP_RESPONSE_MS, .until = clock_after(200) };
 	check(get("/slow") == -1 && err_has("not done when the caller's deadline passed"));
 	/* and a sleep that would pass it is not begun */
 	t0 = clock_ms();

@@ -424,6 +424,51 @@ static void t_observer(void)
 	check(strcmp(observed, "DELETE 404;PATCH 503;PATCH 200;") == 0);   /* none once unset */
 }
 
+/* A gate that opens for the first `open` questions, then stays shut; it counts the questions. */
+struct gate {
+	int open, asked;
+};
+
+static int gate(void *ctx)
+{
+	struct gate *g = ctx;
+
+	return g->asked++ < g->open;
+}
+
+/*
+ * Must-fail: a change the gate keeps shut is never on the wire, and the gate is asked again
+ * before a retry (a 503's Retry-After here), so a replica that lost its Lease while it waited
+ * does not send the retry. A list is never gated.
+ */
+static void t_gate(void)
+{
+	struct node_facts f = facts("agent-1", "7");
+	struct node_keys keys = { "github-runner.exadev.io/removable", ANNOTATION, NULL };
+	struct gate g = { 0, 0 };
+	char got[8192];
+
+	recorded(got, sizeof got);
+	kube_gate(&k, gate, &g);
+	check(kube_taint(&k, &f, ANNOTATION, 1796000000) == KUBE_GATED);
+	check(g.asked == 1 && recorded(got, sizeof got) < 0);
+	check(strstr(kube_error(&k), "patching agent-1") != NULL);
+	g = (struct gate){ 1, 0 };
+	answer("503 Service Unavailable\r\nRetry-After: 1", "{}");
+	check(kube_delete(&k, &f) == KUBE_GATED);
+	check(g.asked == 2);
+	check(recorded(got, sizeof got) > 0 && strncmp(got, "DELETE ", 7) == 0);   /* the first try only */
+	check(recorded(got, sizeof got) < 0);
+	g = (struct gate){ 1, 0 };
+	check(kube_clear(&k, &f, ANNOTATION) == KUBE_OK && g.asked == 1);
+	recorded(got, sizeof got);
+	g = (struct gate){ 0, 0 };
+	answer("200 OK", "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[]}");
+	check(kube_get_node(&k, "agent-1", &keys, &f) == KUBE_GONE && g.asked == 0);
+	recorded(got, sizeof got);
+	kube_gate(&k, NULL, NULL);
+}
+
 struct seen {
 	int nodes, unreadable;
 	char first[NODE_NAME_MAX + 1], why[256];
@@ -524,6 +569,7 @@ static const struct test tests[] = {
 	{ "get_node", t_get_node },
 	{ "token_bounds", t_token_bounds },
 	{ "observer", t_observer },
+	{ "gate", t_gate },
 	{ 0, 0 }
 };
 
