@@ -2,8 +2,10 @@
  * The monotonic clock and the test scale (clock.h). Owns the scale, set once at start; never
  * sleeps, never reads the environment itself.
  */
+#include <string.h>
 #include <time.h>
 #include "clock.h"
+#include "text.h"
 
 static int64_t scale = 1;
 
@@ -27,16 +29,9 @@ int64_t clock_after(int64_t ms)
 
 void clock_scale(const char *text)
 {
-	int64_t v = 0;
+	int64_t v;
 
 	scale = 1;
-	if (!text)
-		return;
-	for (const char *s = text; *s; s++) {
-		if (*s < '0' || *s > '9' || v > 1000)
-			return;
-		v = v * 10 + (*s - '0');
-	}
-	if (v >= 1 && v <= 1000)
+	if (text && text_decimal(text, strlen(text), 1000, &v) == 0 && v >= 1)
 		scale = v;
 }

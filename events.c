@@ -27,32 +27,12 @@ static const struct {
 	[EVENTS_EXCLUDED] = { "NodeExcluded", "Warning", "Skip" },
 };
 
-/*
- * s cut to fit out[0..cap) at a character boundary, control characters made spaces and bytes
- * that are not UTF-8 '?': the API server counts the note in bytes, and json_str refuses what is
- * not UTF-8 rather than let the server change it.
- */
+/* s fit for a note (text_clean: one line, cut at a character boundary, valid UTF-8): the API
+ * server counts the note in bytes, and json_str refuses what is not UTF-8 rather than let the
+ * server change it. */
 static void clean(char *out, size_t cap, const char *s)
 {
-	size_t i = 0, o = 0, n = strlen(s), k;
-
-	while (i < n) {
-		unsigned char c = (unsigned char)s[i];
-		const char *from = s + i;
-		if (c < 0x20 || c == 0x7f) {
-			from = " ";
-			k = 1;
-		} else if ((k = text_utf8_len((const unsigned char *)s + i, n - i)) == 0) {
-			from = "?";
-			k = 1;
-		}
-		if (k >= cap - o)
-			break;
-		memcpy(out + o, from, k);
-		o += k;
-		i += k;
-	}
-	out[o] = '\0';
+	text_clean(out, cap, s, strlen(s), NULL, 0);
 }
 
 /* The monotonic clock in seconds (clock.h: the one every deadline is measured by). */

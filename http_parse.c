@@ -59,22 +59,6 @@ static int status_line(struct http_parser *p)
 	return 0;
 }
 
-/* Digits only, no sign, no overflow: 0 and *v, or -1. */
-static int parse_digits(const char *s, long long max, long long *v)
-{
-	long long n = 0;
-
-	if (*s == 0)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || n > (max - (*s - '0')) / 10)
-			return -1;
-		n = n * 10 + (*s - '0');
-	}
-	*v = n;
-	return 0;
-}
-
 /* Does the comma-separated list v hold token tok (case-insensitive)? */
 static int has_token(const char *v, const char *tok)
 {
@@ -94,7 +78,7 @@ static int has_token(const char *v, const char *tok)
 static int header_line(struct http_parser *p)
 {
 	char *s = p->line, *colon, *v, *e;
-	long long n;
+	int64_t n;
 
 	if (++p->nlines > HTTP_MAX_HEADERS)
 		return parse_fail(p, "too many header lines");
@@ -115,7 +99,7 @@ static int header_line(struct http_parser *p)
 		;
 	*e = 0;
 	if (strcasecmp(s, "content-length") == 0) {
-		if (p->cut || parse_digits(v, LLONG_MAX, &n) < 0)
+		if (p->cut || text_decimal(v, strlen(v), INT64_MAX, &n) < 0)
 			return parse_fail(p, "bad Content-Length");
 		if (p->has_cl && n != p->r.content_length)
 			return parse_fail(p, "conflicting Content-Length headers");
@@ -133,7 +117,7 @@ static int header_line(struct http_parser *p)
 			p->r.keep_alive = 1;
 	} else if (strcasecmp(s, "retry-after") == 0) {
 		/* delta-seconds; an HTTP-date counts as absent; a huge delay is capped at a day */
-		if (!p->cut && parse_digits(v, LLONG_MAX, &n) == 0)
+		if (!p->cut && text_decimal(v, strlen(v), INT64_MAX, &n) == 0)
 			p->r.retry_after = n > 86400 ? 86400 : (long)n;
 		else if (v[0] >= '0' && v[0] <= '9' && strspn(v, "0123456789") == strlen(v))
 			p->r.retry_after = 86400;

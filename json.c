@@ -533,16 +533,14 @@ static int lease_int(const struct doc *d, int i, const char *path, long *out)
 {
 	const char *v;
 	size_t n;
-	long x = 0;
+	int64_t x = 0;
 
 	*out = 0;
 	if (i < 0 || is_null(d, i))
 		return 0;
 	v = d->js + pool[i].start;
 	n = (size_t)(pool[i].end - pool[i].start);
-	for (size_t k = 0; k < n && x >= 0; k++)
-		x = v[k] >= '0' && v[k] <= '9' ? x * 10 + (v[k] - '0') : -1;
-	if (pool[i].type != JSMN_PRIMITIVE || n == 0 || n > 10 || x < 0 || x > 2147483647L)
+	if (pool[i].type != JSMN_PRIMITIVE || text_decimal(v, n, 2147483647L, &x) < 0)
 		return text_fail(d->why, d->whylen, "%s is not a whole number from 0 to 2147483647 (byte %zu)", path,
 		    d->base + (size_t)pool[i].start);
 	*out = x;

@@ -112,14 +112,9 @@ enum listen_verdict listen_request(const char *buf, size_t len)
 /* A port: 1 to 65535, digits only. */
 static int port_of(const char *s, unsigned short *port)
 {
-	unsigned long v = 0;
-	size_t n = strspn(s, "0123456789");
+	int64_t v;
 
-	if (n == 0 || n > 5 || s[n] != '\0')
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		v = v * 10 + (unsigned long)(s[i] - '0');
-	if (v == 0 || v > 65535)
+	if (text_decimal(s, strlen(s), 65535, &v) < 0 || v == 0)
 		return -1;
 	*port = (unsigned short)v;
 	return 0;

@@ -29,16 +29,12 @@ static int64_t days_from_civil(int64_t y, unsigned m, unsigned dd)
 	return era * 146097 + (int64_t)doe - 719468;
 }
 
+/* Exactly k digits (a field of a fixed-width time), or -1. */
 static int digits(const char *s, int k)
 {
-	int v = 0;
+	int64_t v;
 
-	for (int j = 0; j < k; j++) {
-		if (s[j] < '0' || s[j] > '9')
-			return -1;
-		v = v * 10 + (s[j] - '0');
-	}
-	return v;
+	return text_decimal(s, (size_t)k, INT32_MAX, &v) == 0 ? (int)v : -1;
 }
 
 int64_t text_rfc3339(const char *s, size_t n)
@@ -173,4 +169,62 @@ int text_duration(const char *s, int64_t max, int64_t *out)
 	}
 	*out = total;
 	return TEXT_DURATION_OK;
+}
+
+/* The longest run at s[0..n) that occurs in secret, if at least TEXT_SECRET_PIECE long (or all of a shorter secret). */
+static size_t secret_at(const char *s, size_t n, const char *secret, size_t slen)
+{
+	size_t min = slen < TEXT_SECRET_PIECE ? slen : TEXT_SECRET_PIECE, best = 0;
+
+	if (min == 0 || n < min)
+		return 0;
+	for (size_t j = 0; j + min <= slen; j++) {
+		size_t k = 0;
+		while (k < n && j + k < slen && s[k] == secret[j + k])
+			k++;
+		if (k >= min && k > best)
+			best = k;
+	}
+	return best;
+}
+
+char *text_clean(char *out, size_t cap, const char *s, size_t n, const char *secret, size_t slen)
+{
+	static const char red[] = "[redacted]", hex[] = "0123456789abcdef";
+	size_t i = 0, o = 0, k;
+
+#define TEXT_PUT(p, len) do { if ((len) >= cap - o) goto full; memcpy(out + o, (p), (len)); o += (len); } while (0)
+	while (i < n) {
+		const unsigned char c = (unsigned char)s[i];
+		if ((k = secret_at(s + i, n - i, secret, slen)) > 0) {
+			TEXT_PUT(red, sizeof red - 1);
+			i += k;
+		} else if (n - i >= 7 && strncasecmp(s + i, "bearer ", 7) == 0) {
+			TEXT_PUT(s + i, 7);
+			for (i += 7; i < n && s[i] == ' '; i++)
+				;
+			if (i < n)
+				TEXT_PUT(red, sizeof red - 1);
+			while (i < n && s[i] != ' ')
+				i++;
+		} else if (c >= 0x20 && c < 0x7f) {
+			TEXT_PUT(s + i, 1);
+			i++;
+		} else if (c < 0x80) {
+			TEXT_PUT("?", 1);
+			i++;
+		} else if ((k = text_utf8_len((const unsigned char *)s + i, n - i)) > 0 &&
+		    !(c == 0xc2 && (unsigned char)s[i + 1] < 0xa0)) {       /* C1 controls */
+			TEXT_PUT(s + i, k);
+			i += k;
+		} else {
+			char x[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
+			TEXT_PUT(x, 4);
+			i++;
+		}
+	}
+full:
+#undef TEXT_PUT
+	out[o] = 0;
+	return out;
 }

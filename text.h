@@ -189,23 +189,6 @@ static inline int text_utf8_ok(const char *s, size_t n)
 	return i == n;
 }
 
-/* The longest run at s[0..n) that occurs in secret, if at least TEXT_SECRET_PIECE long (or all of a shorter secret). */
-static inline size_t text_secret_at(const char *s, size_t n, const char *secret, size_t slen)
-{
-	size_t min = slen < TEXT_SECRET_PIECE ? slen : TEXT_SECRET_PIECE, best = 0;
-
-	if (min == 0 || n < min)
-		return 0;
-	for (size_t j = 0; j + min <= slen; j++) {
-		size_t k = 0;
-		while (k < n && j + k < slen && s[k] == secret[j + k])
-			k++;
-		if (k >= min && k > best)
-			best = k;
-	}
-	return best;
-}
-
 /*
  * Makes s[0..n), a string a server sent (a Status message, a body line, a header value), fit
  * for one log line: written to out (cap > 0 bytes, always NUL-terminated, cut when full).
@@ -215,45 +198,6 @@ static inline size_t text_secret_at(const char *s, size_t n, const char *secret,
  * become '?', and bytes that are not valid UTF-8 "\xNN", so the line stays one printable line.
  * Returns out.
  */
-static inline char *text_clean(char *out, size_t cap, const char *s, size_t n, const char *secret, size_t slen)
-{
-	static const char red[] = "[redacted]", hex[] = "0123456789abcdef";
-	size_t i = 0, o = 0, k;
-
-#define TEXT_PUT(p, len) do { if ((len) >= cap - o) goto full; memcpy(out + o, (p), (len)); o += (len); } while (0)
-	while (i < n) {
-		const unsigned char c = (unsigned char)s[i];
-		if ((k = text_secret_at(s + i, n - i, secret, slen)) > 0) {
-			TEXT_PUT(red, sizeof red - 1);
-			i += k;
-		} else if (n - i >= 7 && strncasecmp(s + i, "bearer ", 7) == 0) {
-			TEXT_PUT(s + i, 7);
-			for (i += 7; i < n && s[i] == ' '; i++)
-				;
-			if (i < n)
-				TEXT_PUT(red, sizeof red - 1);
-			while (i < n && s[i] != ' ')
-				i++;
-		} else if (c >= 0x20 && c < 0x7f) {
-			TEXT_PUT(s + i, 1);
-			i++;
-		} else if (c < 0x80) {
-			TEXT_PUT("?", 1);
-			i++;
-		} else if ((k = text_utf8_len((const unsigned char *)s + i, n - i)) > 0 &&
-		    !(c == 0xc2 && (unsigned char)s[i + 1] < 0xa0)) {       /* C1 controls */
-			TEXT_PUT(s + i, k);
-			i += k;
-		} else {
-			char x[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
-			TEXT_PUT(x, 4);
-			i++;
-		}
-	}
-full:
-#undef TEXT_PUT
-	out[o] = 0;
-	return out;
-}
+char *text_clean(char *out, size_t cap, const char *s, size_t n, const char *secret, size_t slen);
 
 #endif
