@@ -1,5 +1,5 @@
 /*
- * The out-of-line part of text.h: writing a failure's reason, reading times and durations.
+ * The out-of-line part of text.h: writing a failure's reason, reading times, counts and durations.
  * Nothing here allocates.
  */
 #include <stdarg.h>
@@ -108,6 +108,23 @@ int64_t text_http_date(const char *s, size_t n)
 	iso[19] = 'Z';
 	iso[20] = '\0';
 	return text_rfc3339(iso, 20);
+}
+
+int text_decimal(const char *s, size_t n, int64_t max, int64_t *out)
+{
+	int64_t v = 0;
+
+	if (n == 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		int d = s[i] - '0';
+		/* not a digit, or past max (v only grows: past for good), tested before it can overflow */
+		if (d < 0 || d > 9 || v > max / 10 || v * 10 > max - d)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
 }
 
 int text_duration(const char *s, int64_t max, int64_t *out)

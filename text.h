@@ -92,6 +92,13 @@ int64_t text_rfc3339(const char *s, size_t n);
  * ("Sun, 06 Nov 1994 08:49:37 GMT", the form RFC 9110 says servers send). */
 int64_t text_http_date(const char *s, size_t n);
 
+/*
+ * Bare decimal digits s[0..n) (no sign, no space, not empty) as a number of at most max (>= 0),
+ * checked before it can overflow. The one reader of a decimal count. Returns 0 with *out set,
+ * or -1 (*out untouched).
+ */
+int text_decimal(const char *s, size_t n, int64_t max, int64_t *out);
+
 /* What text_duration made of a setting's text. */
 enum text_duration_status {
 	TEXT_DURATION_OK = 0,

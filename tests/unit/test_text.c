@@ -215,12 +215,38 @@ static void t_duration(void)
 	check(text_duration("1s", 0, &v) == TEXT_DURATION_RANGE);
 }
 
+/* Bare digits only, at most max, checked before overflow; anything else is refused and *out kept. */
+static void t_decimal(void)
+{
+	static const struct {
+		const char *in;
+		int64_t max, want;     /* want -1: refused */
+	} rows[] = {
+		{ "0", 10, 0 }, { "10", 10, 10 }, { "007", 10, 7 }, { "11", 10, -1 }, { "", 10, -1 },
+		{ "-1", 10, -1 }, { "+1", 10, -1 }, { " 1", 10, -1 }, { "1 ", 10, -1 }, { "1.0", 10, -1 },
+		{ "1e3", 10000, -1 }, { "0x3c", 100, -1 }, { "5", 0, -1 }, { "0", 0, 0 },
+		{ "1000000000", 1000000000, 1000000000 }, { "1000000001", 1000000000, -1 },
+		/* would wrap a 64-bit number: refused long before */
+		{ "99999999999999999999999", INT64_MAX, -1 }, { "9223372036854775807", INT64_MAX, INT64_MAX },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		int64_t v = -7;
+		int r = text_decimal(rows[i].in, strlen(rows[i].in), rows[i].max, &v);
+		if (rows[i].want < 0 ? !check(r == -1 && v == -7) : !check(r == 0 && v == rows[i].want))
+			fprintf(stderr, "  '%s': %d, %lld\n", rows[i].in, r, (long long)v);
+	}
+	/* the length bounds the read: "50%" read as its first two bytes */
+	int64_t v = 0;
+	check(text_decimal("50%", 2, 100, &v) == 0 && v == 50);
+}
+
 static const struct test tests[] = {
 	{ "hexval", t_hexval },
 	{ "http_date", t_http_date },
 	{ "time", t_time },
 	{ "clean", t_clean },
 	{ "duration", t_duration },
+	{ "decimal", t_decimal },
 	{ 0, 0 },
 };
 
