@@ -1,13 +1,15 @@
 /*
- * The YAML `noderecover manifests` prints. Two tables say what depends on the settings: the
- * pod's environment (and the flags that have no variable) is settings.c's settings_rows, and
- * the RBAC grants are the table below. Writes to the caller's stream only; reads no file, sends
- * nothing.
+ * The YAML `noderecover manifests` prints. What depends on the settings comes from the two
+ * tables that say it once: the pod's environment (and the flags that have no variable) from
+ * settings.c's settings_rows, the RBAC rules from access.c's access_rules, for the settings the
+ * pod runs with. Writes to the caller's stream only; reads no file, sends nothing.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "access.h"
 #include "manifests.h"
 
 #define NAME "noderecover"        /* namespace, ServiceAccount, roles, Deployment */
@@ -27,30 +29,24 @@ static int passed_on(const struct settings_row *r, const struct settings *s)
 	}
 }
 
-/* When a grant applies. */
-typedef int (*when_fn)(const struct settings *s);
-
-static int always(const struct settings *s)
+/*
+ * The settings the pod runs with, as far as its permissions go: run, with the values it is
+ * given whatever the settings here (two replicas electing a leader), its Lease in its own
+ * namespace.
+ */
+static void pod_settings(const struct settings *s, struct settings *pod)
 {
-	(void)s;
-	return 1;
+	char err[160];
+
+	*pod = *s;
+	pod->mode = MODE_RUN;
+	for (size_t i = 0; i < settings_row_count; i++) {
+		const struct settings_row *r = &settings_rows[i];
+		if (r->pod == SETTINGS_POD_FIXED && settings_set(r, pod, r->pod_value, r->flag, err, sizeof err) < 0)
+			abort();   /* a row's own value refused: a bug in the table */
+	}
+	snprintf(pod->lease_namespace, sizeof pod->lease_namespace, "%s", NAME);
 }
-
-/* One RBAC rule: cluster-wide (namespace NULL: the ClusterRole) or in a namespace (a Role). */
-struct grant {
-	when_fn when;
-	const char *namespace, *group, *resource, *verbs, *why;
-};
-
-static const struct grant grants[] = {
-	{ always, NULL, "", "nodes", "\"get\", \"list\", \"watch\", \"patch\"", "read and follow nodes, taint and annotate them" },
-	{ settings_pruning, NULL, "", "nodes", "\"delete\"", "pruning is on: RBAC cannot narrow this to labelled nodes, so the pod runs on control-plane nodes" },
-	{ always, NAME, "coordination.k8s.io", "leases", "\"get\", \"create\", \"update\"", "leader election: only the holder of the Lease acts" },
-	/* an Event about a cluster-scoped Node lives in default (or kube-system): a Role there, not a ClusterRole */
-	{ settings_events_on, "default", "events.k8s.io", "events", "\"create\"", "Events on the Node (kubectl describe node), in default only" },
-};
-
-#define N(a) (sizeof (a) / sizeof (a)[0])
 
 /* A YAML double-quoted scalar: safe for any bytes a setting may hold. */
 static void quoted(FILE *f, const char *v)
@@ -80,19 +76,22 @@ static void header(FILE *f, const char *api, const char *kind, const char *ns)
 	labels(f, "  ");
 }
 
-/* The rules of the role for namespace ns (NULL: the ClusterRole). */
-static void rules(FILE *f, const struct settings *s, const char *ns)
+/* The rules of the role for namespace ns (NULL: the ClusterRole): the permissions the pod needs. */
+static void rules(FILE *f, const struct settings *pod, const char *ns)
 {
 	int n = 0;
 
-	for (size_t i = 0; i < N(grants); i++) {
-		const struct grant *g = &grants[i];
-		if (!g->when(s) || (ns == NULL) != (g->namespace == NULL) || (ns && strcmp(ns, g->namespace) != 0))
+	for (size_t i = 0; i < access_rule_count; i++) {
+		const struct access_rule *g = &access_rules[i];
+		const char *where = access_namespace(g, pod);
+		if (!access_rule_on(g, pod) || (ns == NULL) != (where == NULL) || (ns && strcmp(ns, where) != 0))
 			continue;
 		if (n++ == 0)
 			fputs("rules:\n", f);
-		fprintf(f, "  # %s\n  - apiGroups: [\"%s\"]\n    resources: [\"%s\"]\n    verbs: [%s]\n",
-		    g->why, g->group, g->resource, g->verbs);
+		fprintf(f, "  # %s\n  - apiGroups: [\"%s\"]\n    resources: [\"%s\"]\n    verbs: [", g->why, g->group, g->resource);
+		for (int v = 0; v < ACCESS_VERBS_MAX && g->verbs[v].verb; v++)
+			fprintf(f, "%s\"%s\"", v ? ", " : "", g->verbs[v].verb);
+		fputs("]\n", f);
 	}
 }
 
@@ -108,21 +107,25 @@ static void binding(FILE *f, const char *kind, const char *ns)
 
 static void rbac(FILE *f, const struct settings *s)
 {
+	struct settings pod;
+
+	pod_settings(s, &pod);
 	header(f, "rbac.authorization.k8s.io/v1", "ClusterRole", NULL);
-	rules(f, s, NULL);
+	rules(f, &pod, NULL);
 	binding(f, "ClusterRole", NULL);
-	/* a Role and its binding in each namespace a grant names, in the table's order */
-	for (size_t i = 0; i < N(grants); i++) {
-		const char *ns = grants[i].namespace;
+	/* a Role and its binding in each namespace a rule names, in the table's order */
+	for (size_t i = 0; i < access_rule_count; i++) {
+		const char *ns = access_namespace(&access_rules[i], &pod);
 		size_t j = 0;
-		if (!ns || !grants[i].when(s))
+		if (!ns || !access_rule_on(&access_rules[i], &pod))
 			continue;
-		while (j < i && !(grants[j].namespace && strcmp(grants[j].namespace, ns) == 0 && grants[j].when(s)))
+		while (j < i && !(access_rule_on(&access_rules[j], &pod) && access_namespace(&access_rules[j], &pod) &&
+		    strcmp(access_namespace(&access_rules[j], &pod), ns) == 0))
 			j++;
 		if (j < i)
-			continue;   /* written with an earlier grant */
+			continue;   /* written with an earlier rule */
 		header(f, "rbac.authorization.k8s.io/v1", "Role", ns);
-		rules(f, s, ns);
+		rules(f, &pod, ns);
 		binding(f, "Role", ns);
 	}
 }
