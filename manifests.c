@@ -1,116 +1,52 @@
 /*
- * The YAML `noderecover manifests` prints. Two tables say what depends on the settings: the
- * Deployment's environment (and the flags that have no variable) and the RBAC grants; adding a
- * setting or a Role is one row. Writes to the caller's stream only; reads no file, sends nothing.
+ * The YAML `noderecover manifests` prints. What depends on the settings comes from the two
+ * tables that say it once: the pod's environment (and the flags that have no variable) from
+ * settings.c's settings_rows, the RBAC rules from access.c's access_rules, for the settings the
+ * pod runs with. Writes to the caller's stream only; reads no file, sends nothing.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "access.h"
 #include "manifests.h"
 
 #define NAME "noderecover"        /* namespace, ServiceAccount, roles, Deployment */
-#define METRICS_PORT "8080"       /* /metrics, /livez, /readyz in the pod */
 
-/* When a row applies. */
-typedef int (*when_fn)(const struct settings *s);
-
-static int always(const struct settings *s)
+/* Whether the pod is given row r. */
+static int passed_on(const struct settings_row *r, const struct settings *s)
 {
-	(void)s;
-	return 1;
+	switch (r->pod) {
+	case SETTINGS_POD_NEVER:
+		return 0;
+	case SETTINGS_POD_CHANGED:
+		return !settings_is_default(r, s);
+	case SETTINGS_POD_PRUNING:
+		return settings_pruning(s);
+	default:
+		return 1;
+	}
 }
 
-static int pruning(const struct settings *s)
+/*
+ * The settings the pod runs with, as far as its permissions go: run, with the values it is
+ * given whatever the settings here (two replicas electing a leader), its Lease in its own
+ * namespace.
+ */
+static void pod_settings(const struct settings *s, struct settings *pod)
 {
-	return s->prune_after > 0;
+	char err[160];
+
+	*pod = *s;
+	pod->mode = MODE_RUN;
+	for (size_t i = 0; i < settings_row_count; i++) {
+		const struct settings_row *r = &settings_rows[i];
+		if (r->pod == SETTINGS_POD_FIXED && settings_set(r, pod, r->pod_value, r->flag, err, sizeof err) < 0)
+			abort();   /* a row's own value refused: a bug in the table */
+	}
+	snprintf(pod->lease_namespace, sizeof pod->lease_namespace, "%s", NAME);
 }
-
-static int dry_running(const struct settings *s)
-{
-	return s->dry_run != DRY_RUN_NONE;
-}
-
-enum kind {
-	SECONDS,   /* int64_t field */
-	COUNT,     /* long field */
-	TEXT,      /* char array field */
-	LIMIT,     /* the storm guard's limit, N or P% (max_unknown, max_unknown_percent) */
-	DRY_RUN,   /* enum settings_dry_run, as the variable spells it */
-	BOOL,      /* int field, as true or false */
-	FIELD,     /* the pod's own field (downward API), named in .field */
-	FIXED      /* always the text in .field, whatever the settings */
-};
-
-/* Events are a write: none in a dry run, so no grant for them either. */
-static int eventing(const struct settings *s)
-{
-	return s->events && s->dry_run == DRY_RUN_NONE;
-}
-
-static int events_off(const struct settings *s)
-{
-	return !s->events;
-}
-
-static int watch_off(const struct settings *s)
-{
-	return !s->watch;
-}
-
-static int relist_set(const struct settings *s)
-{
-	return s->relist != SETTINGS_RELIST_DEFAULT;
-}
-
-/* One setting passed to the pod: a variable (env) or, if it has none, a flag (args). */
-struct pass_on {
-	const char *env, *flag;
-	when_fn when;
-	enum kind kind;
-	size_t offset;
-	const char *field;
-};
-
-static const struct pass_on pass_ons[] = {
-	{ "NODE_RECOVERY_AFTER_SECONDS", NULL, always, SECONDS, offsetof(struct settings, taint_after), NULL },
-	{ "NODE_RECOVERY_PRUNE_AFTER_SECONDS", NULL, pruning, SECONDS, offsetof(struct settings, prune_after), NULL },
-	{ "NODE_RECOVERY_PRUNE_LABEL", NULL, pruning, TEXT, offsetof(struct settings, prune_label), NULL },
-	{ "NODE_RECOVERY_POLL_SECONDS", NULL, always, SECONDS, offsetof(struct settings, poll), NULL },
-	{ "NODE_RECOVERY_WATCH", NULL, watch_off, BOOL, offsetof(struct settings, watch), NULL },
-	{ "NODE_RECOVERY_RELIST_SECONDS", NULL, relist_set, SECONDS, offsetof(struct settings, relist), NULL },
-	{ "NODE_RECOVERY_ANNOTATION", NULL, always, TEXT, offsetof(struct settings, annotation), NULL },
-	{ "NODE_RECOVERY_MAX_UNKNOWN", NULL, always, LIMIT, 0, NULL },
-	{ "NODE_RECOVERY_STORM_COOLDOWN", NULL, always, SECONDS, offsetof(struct settings, storm_cooldown), NULL },
-	{ "NODE_RECOVERY_EXCLUDE_LABEL", NULL, always, TEXT, offsetof(struct settings, exclude_label), NULL },
-	{ "NODE_RECOVERY_DRY_RUN", NULL, dry_running, DRY_RUN, 0, NULL },
-	{ "NODE_RECOVERY_EVENTS", NULL, events_off, BOOL, offsetof(struct settings, events), NULL },
-	/* never the node `manifests` ran on: the one the pod is scheduled to */
-	{ "NODE_RECOVERY_SELF_NODE", NULL, always, FIELD, 0, "spec.nodeName" },
-	/* the port the probes and a scrape reach, whatever --listen `manifests` was given */
-	{ "NODE_RECOVERY_LISTEN", NULL, always, FIXED, 0, ":" METRICS_PORT },
-	/* two replicas, one acting: the holder of a Lease in the pod's own namespace */
-	{ "NODE_RECOVERY_LEADER_ELECT", NULL, always, FIXED, 0, "true" },
-	{ "NODE_RECOVERY_LEASE_NAME", NULL, always, TEXT, offsetof(struct settings, lease_name), NULL },
-	{ "POD_NAME", NULL, always, FIELD, 0, "metadata.name" },
-	{ NULL, "--page-size", always, COUNT, offsetof(struct settings, page_size), NULL },
-};
-
-/* One RBAC rule: cluster-wide (namespace NULL: the ClusterRole) or in a namespace (a Role). */
-struct grant {
-	when_fn when;
-	const char *namespace, *group, *resource, *verbs, *why;
-};
-
-static const struct grant grants[] = {
-	{ always, NULL, "", "nodes", "\"get\", \"list\", \"watch\", \"patch\"", "read and follow nodes, taint and annotate them" },
-	{ pruning, NULL, "", "nodes", "\"delete\"", "pruning is on: RBAC cannot narrow this to labelled nodes, so the pod runs on control-plane nodes" },
-	{ always, NAME, "coordination.k8s.io", "leases", "\"get\", \"create\", \"update\"", "leader election: only the holder of the Lease acts" },
-	/* an Event about a cluster-scoped Node lives in default (or kube-system): a Role there, not a ClusterRole */
-	{ eventing, "default", "events.k8s.io", "events", "\"create\"", "Events on the Node (kubectl describe node), in default only" },
-};
-
-#define N(a) (sizeof (a) / sizeof (a)[0])
 
 /* A YAML double-quoted scalar: safe for any bytes a setting may hold. */
 static void quoted(FILE *f, const char *v)
@@ -127,38 +63,6 @@ static void quoted(FILE *f, const char *v)
 	fputc('"', f);
 }
 
-/* The value of a pass_on row, as text. */
-static const char *value(const struct pass_on *p, const struct settings *s, char *buf, size_t n)
-{
-	const char *base = (const char *)s + p->offset;
-
-	switch (p->kind) {
-	case SECONDS:
-		snprintf(buf, n, "%lld", (long long)*(const int64_t *)(const void *)base);
-		return buf;
-	case COUNT:
-		snprintf(buf, n, "%ld", *(const long *)(const void *)base);
-		return buf;
-	case TEXT:
-		return base;
-	case LIMIT:
-		if (s->max_unknown)
-			snprintf(buf, n, "%ld", s->max_unknown);
-		else
-			snprintf(buf, n, "%d%%", s->max_unknown_percent);
-		return buf;
-	case DRY_RUN:
-		return s->dry_run == DRY_RUN_SERVER ? "server" : "true";
-	case BOOL:
-		return *(const int *)(const void *)base ? "true" : "false";
-	case FIXED:
-		return p->field;
-	case FIELD:
-		break;
-	}
-	return NULL;
-}
-
 static void labels(FILE *f, const char *indent)
 {
 	fprintf(f, "%slabels:\n%s  app.kubernetes.io/name: " NAME "\n", indent, indent);
@@ -172,19 +76,22 @@ static void header(FILE *f, const char *api, const char *kind, const char *ns)
 	labels(f, "  ");
 }
 
-/* The rules of the role for namespace ns (NULL: the ClusterRole). */
-static void rules(FILE *f, const struct settings *s, const char *ns)
+/* The rules of the role for namespace ns (NULL: the ClusterRole): the permissions the pod needs. */
+static void rules(FILE *f, const struct settings *pod, const char *ns)
 {
 	int n = 0;
 
-	for (size_t i = 0; i < N(grants); i++) {
-		const struct grant *g = &grants[i];
-		if (!g->when(s) || (ns == NULL) != (g->namespace == NULL) || (ns && strcmp(ns, g->namespace) != 0))
+	for (size_t i = 0; i < access_rule_count; i++) {
+		const struct access_rule *g = &access_rules[i];
+		const char *where = access_namespace(g, pod);
+		if (!access_rule_on(g, pod) || (ns == NULL) != (where == NULL) || (ns && strcmp(ns, where) != 0))
 			continue;
 		if (n++ == 0)
 			fputs("rules:\n", f);
-		fprintf(f, "  # %s\n  - apiGroups: [\"%s\"]\n    resources: [\"%s\"]\n    verbs: [%s]\n",
-		    g->why, g->group, g->resource, g->verbs);
+		fprintf(f, "  # %s\n  - apiGroups: [\"%s\"]\n    resources: [\"%s\"]\n    verbs: [", g->why, g->group, g->resource);
+		for (int v = 0; v < ACCESS_VERBS_MAX && g->verbs[v].verb; v++)
+			fprintf(f, "%s\"%s\"", v ? ", " : "", g->verbs[v].verb);
+		fputs("]\n", f);
 	}
 }
 
@@ -200,21 +107,25 @@ static void binding(FILE *f, const char *kind, const char *ns)
 
 static void rbac(FILE *f, const struct settings *s)
 {
+	struct settings pod;
+
+	pod_settings(s, &pod);
 	header(f, "rbac.authorization.k8s.io/v1", "ClusterRole", NULL);
-	rules(f, s, NULL);
+	rules(f, &pod, NULL);
 	binding(f, "ClusterRole", NULL);
-	/* a Role and its binding in each namespace a grant names, in the table's order */
-	for (size_t i = 0; i < N(grants); i++) {
-		const char *ns = grants[i].namespace;
+	/* a Role and its binding in each namespace a rule names, in the table's order */
+	for (size_t i = 0; i < access_rule_count; i++) {
+		const char *ns = access_namespace(&access_rules[i], &pod);
 		size_t j = 0;
-		if (!ns || !grants[i].when(s))
+		if (!ns || !access_rule_on(&access_rules[i], &pod))
 			continue;
-		while (j < i && !(grants[j].namespace && strcmp(grants[j].namespace, ns) == 0 && grants[j].when(s)))
+		while (j < i && !(access_rule_on(&access_rules[j], &pod) && access_namespace(&access_rules[j], &pod) &&
+		    strcmp(access_namespace(&access_rules[j], &pod), ns) == 0))
 			j++;
 		if (j < i)
-			continue;   /* written with an earlier grant */
+			continue;   /* written with an earlier rule */
 		header(f, "rbac.authorization.k8s.io/v1", "Role", ns);
-		rules(f, s, ns);
+		rules(f, &pod, ns);
 		binding(f, "Role", ns);
 	}
 }
@@ -224,7 +135,7 @@ static void rbac(FILE *f, const struct settings *s)
 static void placement(FILE *f, const struct settings *s)
 {
 	fputs("      affinity:\n", f);
-	if (pruning(s))
+	if (settings_pruning(s))
 		fputs("        nodeAffinity:\n"
 		    "          requiredDuringSchedulingIgnoredDuringExecution:\n"
 		    "            nodeSelectorTerms:\n"
@@ -241,7 +152,7 @@ static void placement(FILE *f, const struct settings *s)
 	    "                  matchLabels:\n"
 	    "                    app.kubernetes.io/name: " NAME "\n", f);
 	fputs("      tolerations:\n", f);
-	if (pruning(s))
+	if (settings_pruning(s))
 		fputs("        - key: node-role.kubernetes.io/control-plane\n"
 		    "          operator: Exists\n"
 		    "          effect: NoSchedule\n", f);
@@ -254,6 +165,19 @@ static void placement(FILE *f, const struct settings *s)
 	    "          operator: Exists\n"
 	    "          effect: NoExecute\n"
 	    "          tolerationSeconds: 10\n", f);
+}
+
+/* One variable of the pod: value, or (value NULL) the pod's field. */
+static void env(FILE *f, const char *name, const char *value, const char *field)
+{
+	fprintf(f, "            - name: %s\n", name);
+	if (!value) {
+		fprintf(f, "              valueFrom:\n                fieldRef:\n                  fieldPath: %s\n", field);
+		return;
+	}
+	fputs("              value: ", f);
+	quoted(f, value);
+	fputc('\n', f);
 }
 
 static void deployment(FILE *f, const struct settings *s, const char *image)
@@ -285,32 +209,28 @@ static void deployment(FILE *f, const struct settings *s, const char *image)
 	quoted(f, image);
 	fputs("\n          imagePullPolicy: IfNotPresent\n"
 	    "          args: [\"run\"", f);
-	for (size_t i = 0; i < N(pass_ons); i++) {
-		const struct pass_on *p = &pass_ons[i];
-		if (p->flag && p->when(s)) {
-			fprintf(f, ", \"%s\", ", p->flag);
-			quoted(f, value(p, s, buf, sizeof buf));
+	/* a setting without a variable goes as its flag */
+	for (size_t i = 0; i < settings_row_count; i++) {
+		const struct settings_row *r = &settings_rows[i];
+		if (!r->env && passed_on(r, s)) {
+			fprintf(f, ", \"%s\", ", r->flag);
+			quoted(f, settings_value(r, s, buf, sizeof buf));
 		}
 	}
 	fputs("]\n          env:\n", f);
-	for (size_t i = 0; i < N(pass_ons); i++) {
-		const struct pass_on *p = &pass_ons[i];
-		if (!p->env || !p->when(s))
-			continue;
-		fprintf(f, "            - name: %s\n", p->env);
-		if (p->kind == FIELD) {
-			fprintf(f, "              valueFrom:\n                fieldRef:\n                  fieldPath: %s\n", p->field);
-		} else {
-			fputs("              value: ", f);
-			quoted(f, value(p, s, buf, sizeof buf));
-			fputc('\n', f);
-		}
+	for (size_t i = 0; i < settings_row_count; i++) {
+		const struct settings_row *r = &settings_rows[i];
+		if (r->env && passed_on(r, s))
+			env(f, r->env, r->pod == SETTINGS_POD_FIELD ? NULL : r->pod == SETTINGS_POD_FIXED ? r->pod_value
+			    : settings_value(r, s, buf, sizeof buf), r->pod_value);
 	}
+	/* the election's identity */
+	env(f, SETTINGS_POD_NAME, NULL, "metadata.name");
 	/* /livez fails only when no pass started for 3 polls and a whole list: then restart it;
 	 * /readyz until the first list and after 3 failed in a row */
 	fputs("          ports:\n"
 	    "            - name: metrics\n"
-	    "              containerPort: " METRICS_PORT "\n"
+	    "              containerPort: " SETTINGS_POD_PORT "\n"
 	    "              protocol: TCP\n"
 	    "          livenessProbe:\n"
 	    "            httpGet:\n"
@@ -347,7 +267,7 @@ int manifests_write(FILE *f, const struct settings *s, const char *image)
 	fprintf(f, "# noderecover in a cluster: taint after %llds, %s.\n"
 	    "# Printed by `noderecover manifests`; to change a setting, run it again rather than edit.\n"
 	    "# kubectl apply -f this file, or put it in k3s's /var/lib/rancher/k3s/server/manifests/.\n",
-	    (long long)s->taint_after, pruning(s) ? "pruning on" : "pruning off");
+	    (long long)s->taint_after, settings_pruning(s) ? "pruning on" : "pruning off");
 	header(f, "v1", "Namespace", NULL);
 	fputs("    # the pod needs nothing privileged\n"
 	    "    pod-security.kubernetes.io/enforce: restricted\n", f);

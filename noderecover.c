@@ -81,37 +81,9 @@ static const char usage[] =
     "  manifests                print the cluster objects (YAML) that run it with these settings\n"
     "\n"
     "A DURATION is seconds (300) or whole h, m and s in that order (5m, 1h30m, 90s).\n"
-    "\n"
-    "  --taint-after DURATION   NODE_RECOVERY_AFTER_SECONDS (required)\n"
-    "  --prune-after DURATION   NODE_RECOVERY_PRUNE_AFTER_SECONDS (empty: pruning off)\n"
-    "  --prune-label KEY        NODE_RECOVERY_PRUNE_LABEL (github-runner.exadev.io/removable)\n"
-    "  --annotation KEY         NODE_RECOVERY_ANNOTATION (github-runner.exadev/out-of-service-applied-at)\n"
-    "  --self-node NAME         NODE_RECOVERY_SELF_NODE (outside a pod: the host name)\n"
-    "  --poll DURATION          NODE_RECOVERY_POLL_SECONDS (15s)\n"
-    "  --kubeconfig FILE        KUBECONFIG (a list a:b, merged as kubectl merges it)\n"
-    "  --context NAME           the kubeconfig context to use (default: its current-context)\n"
-    "  --server URL --ca-file FILE --token-file FILE\n"
-    "  --tls-server-name NAME   name to verify the server's certificate against\n"
-    "  --page-size N            nodes per list request (500)\n"
-    "  --max-unknown N|P%       NODE_RECOVERY_MAX_UNKNOWN (50%): more Unknown nodes than this,\n"
-    "                           no new taint and no delete (100% turns the guard off)\n"
-    "  --dry-run[=server]       NODE_RECOVERY_DRY_RUN (true, server): decide, log Would ...,\n"
-    "                           send no write; =server: every write with dryRun=All\n"
-    "  --exclude-label KEY      NODE_RECOVERY_EXCLUDE_LABEL (github-runner.exadev.io/no-recovery):\n"
-    "                           a node labelled KEY=true is never tainted or deleted\n"
-    "  --storm-cooldown DURATION NODE_RECOVERY_STORM_COOLDOWN (the taint threshold): the guard\n"
-    "                           keeps holding this long after the count is back within the limit\n"
-    "  --events=false           NODE_RECOVERY_EVENTS (true): no Events on the Node (none in a dry run)\n"
-    "  --output table|json      NODE_RECOVERY_OUTPUT (table): how plan prints\n"
-    "  --leader-elect           NODE_RECOVERY_LEADER_ELECT (false): only the holder of a Lease\n"
-    "                           lists and acts (lease 15s, renew deadline 10s, retry 2s)\n"
-    "  --lease-name NAME        NODE_RECOVERY_LEASE_NAME (noderecover)\n"
-    "  --lease-namespace NS     NODE_RECOVERY_LEASE_NAMESPACE (in a pod: its own namespace)\n"
-    "  --watch=false            NODE_RECOVERY_WATCH (true): poll instead of following a watch\n"
-    "  --relist SECONDS         NODE_RECOVERY_RELIST_SECONDS (600): with the watch, a whole list\n"
-    "                           at least this often\n"
-    "  --listen ADDR            NODE_RECOVERY_LISTEN (empty: off): run serves /metrics, /livez and\n"
-    "                           /readyz over plain HTTP on :PORT, IPv4:PORT or [IPv6]:PORT\n";
+    "Each option: its flag, its variable, (its default), and what it does; a flag beats the\n"
+    "variable, the variable beats the default.\n"
+    "\n";
 
 static const char *env(const char *name)
 {
@@ -120,9 +92,11 @@ static const char *env(const char *name)
 
 static void say_start(const struct settings *s, const struct kube_target *t)
 {
-	char prune[400], storm[128], lim[32], watching[64] = "";
+	const struct settings_row *self = settings_find("--self-node");
+	char prune[400], storm[128], lim[32], watching[64] = "", unknown[128];
 
-	if (s->prune_after)
+	snprintf(unknown, sizeof unknown, "unknown (set %s from %s)", self->env, self->pod_value);
+	if (settings_pruning(s))
 		snprintf(prune, sizeof prune, "prune after %llds (label %s=true)", (long long)s->prune_after, s->prune_label);
 	else
 		snprintf(prune, sizeof prune, "pruning off");
@@ -138,7 +112,7 @@ static void say_start(const struct settings *s, const struct kube_target *t)
 	    : s->dry_run == DRY_RUN_SERVER ? " a server dry run (every write with dryRun=All)" : "",
 	    (long long)s->taint_after, prune, storm, s->exclude_label, s->annotation,
 	    !s->events ? "off" : s->dry_run != DRY_RUN_NONE ? "off in a dry run" : "on (namespace " EVENTS_NAMESPACE ")",
-	    s->self_node[0] ? s->self_node : "unknown (set NODE_RECOVERY_SELF_NODE from spec.nodeName)",
+	    s->self_node[0] ? s->self_node : unknown,
 	    s->self_node[0] ? " from " : "", s->self_node[0] ? s->self_source : "",
 	    (long long)s->poll, watching, s->page_size, t->server,
 	    t->tls_server_name[0] ? " verified as " : "", t->tls_server_name, t->source,
@@ -187,7 +161,7 @@ static void release(struct election *el)
 /* The identity's base for leader election: the pod's name, else the host's. */
 static const char *identity_base(char *host, size_t cap)
 {
-	const char *base = env("POD_NAME");
+	const char *base = env(SETTINGS_POD_NAME);
 
 	if (base && *base)
 		return base;
@@ -302,6 +276,7 @@ int main(int argc, char **argv)
 	}
 	if (pr->s.mode == MODE_HELP) {
 		fputs(usage, stdout);
+		settings_help(stdout);
 		return 0;
 	}
 	if (pr->s.mode == MODE_MANIFESTS) {
@@ -361,7 +336,7 @@ int main(int argc, char **argv)
 	/* in a pod the host name is the pod's name: the reportingInstance client-go would use */
 	if (gethostname(host, sizeof host - 1) < 0)
 		host[0] = '\0';
-	events_init(&pr->events, &pr->kc, &stop, host, pr->s.self_node, pr->s.events && pr->s.dry_run == DRY_RUN_NONE);
+	events_init(&pr->events, &pr->kc, &stop, host, pr->s.self_node, settings_events_on(&pr->s));
 	pr->loop.events = &pr->events;
 	if (pr->s.mode == MODE_ONCE) {
 		failed = 0;

@@ -1,6 +1,8 @@
 /*
- * Settings from flags and environment variables, checked before anything is sent, and the
- * search for the cluster. Allocates only the target's copies of the CA and credentials.
+ * The table of settings (flag, variable, default, kind, bounds, field, meaning, how the pod
+ * gets it), the reading of flags and variables by it, checked before anything is sent; and the
+ * search for the cluster. Allocates only the target's copies of the CA and credentials; never
+ * sends anything.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,75 +14,122 @@
 #include "settings.h"
 #include "text.h"
 
-#define DEFAULT_PRUNE_LABEL "github-runner.exadev.io/removable"
-#define DEFAULT_ANNOTATION "github-runner.exadev/out-of-service-applied-at"
-#define DEFAULT_EXCLUDE_LABEL "github-runner.exadev.io/no-recovery"
-#define DEFAULT_MAX_UNKNOWN_PERCENT 50
-#define MAX_UNKNOWN_COUNT 1000000000
-#define DEFAULT_POLL 15
-#define MAX_POLL 86400
-#define MAX_RELIST 86400
-#define DEFAULT_PAGE_SIZE 500
-#define MAX_PAGE_SIZE 10000
 #define FILE_MAX (1024 * 1024)
+#define F(field) offsetof(struct settings, field)
 
-/* One option: its flag and its variable (NULL if none). Every option takes a value, given as
- * --flag VALUE or --flag=VALUE; --dry-run and --leader-elect may also stand alone. */
-struct opt {
-	const char *flag;
-	const char *env;
-};
-
+/* Each row's place in settings_rows, for the rules between settings. */
 enum {
-	O_TAINT, O_PRUNE, O_LABEL, O_ANNOTATION, O_SELF, O_POLL, O_KUBECONFIG, O_SERVER, O_CA,
-	O_TOKEN, O_TLS_NAME, O_PAGE, O_MAX_UNKNOWN, O_COOLDOWN, O_EXCLUDE, O_DRY_RUN, O_OUTPUT, O_LEADER,
-	O_LEASE_NAME, O_LEASE_NS, O_EVENTS, O_LISTEN, O_CONTEXT, O_WATCH, O_RELIST, O_COUNT
+	O_TAINT, O_PRUNE, O_LABEL, O_POLL, O_WATCH, O_RELIST, O_ANNOTATION, O_MAX_UNKNOWN, O_COOLDOWN,
+	O_EXCLUDE, O_DRY_RUN, O_EVENTS, O_SELF, O_LISTEN, O_LEADER, O_LEASE_NAME, O_LEASE_NS, O_PAGE,
+	O_OUTPUT, O_KUBECONFIG, O_CONTEXT, O_SERVER, O_CA, O_TOKEN, O_TLS_NAME, O_COUNT
 };
 
-static const struct opt opts[O_COUNT] = {
-	[O_TAINT] = { "--taint-after", "NODE_RECOVERY_AFTER_SECONDS" },
-	[O_PRUNE] = { "--prune-after", "NODE_RECOVERY_PRUNE_AFTER_SECONDS" },
-	[O_LABEL] = { "--prune-label", "NODE_RECOVERY_PRUNE_LABEL" },
-	[O_ANNOTATION] = { "--annotation", "NODE_RECOVERY_ANNOTATION" },
-	[O_SELF] = { "--self-node", "NODE_RECOVERY_SELF_NODE" },
-	[O_POLL] = { "--poll", "NODE_RECOVERY_POLL_SECONDS" },
-	[O_KUBECONFIG] = { "--kubeconfig", "KUBECONFIG" },
-	[O_SERVER] = { "--server", NULL },
-	[O_CA] = { "--ca-file", NULL },
-	[O_TOKEN] = { "--token-file", NULL },
-	[O_TLS_NAME] = { "--tls-server-name", NULL },
-	[O_PAGE] = { "--page-size", NULL },
-	[O_MAX_UNKNOWN] = { "--max-unknown", "NODE_RECOVERY_MAX_UNKNOWN" },
-	[O_COOLDOWN] = { "--storm-cooldown", "NODE_RECOVERY_STORM_COOLDOWN" },
-	[O_EXCLUDE] = { "--exclude-label", "NODE_RECOVERY_EXCLUDE_LABEL" },
-	[O_DRY_RUN] = { "--dry-run", "NODE_RECOVERY_DRY_RUN" },
-	[O_EVENTS] = { "--events", "NODE_RECOVERY_EVENTS" },
-	[O_OUTPUT] = { "--output", "NODE_RECOVERY_OUTPUT" },
-	[O_LEADER] = { "--leader-elect", "NODE_RECOVERY_LEADER_ELECT" },
-	[O_LEASE_NAME] = { "--lease-name", "NODE_RECOVERY_LEASE_NAME" },
-	[O_LEASE_NS] = { "--lease-namespace", "NODE_RECOVERY_LEASE_NAMESPACE" },
-	[O_LISTEN] = { "--listen", "NODE_RECOVERY_LISTEN" },
-	[O_CONTEXT] = { "--context", NULL },   /* as kubectl's: a flag, no variable */
-	[O_WATCH] = { "--watch", "NODE_RECOVERY_WATCH" },
-	[O_RELIST] = { "--relist", "NODE_RECOVERY_RELIST_SECONDS" },
+/*
+ * The settings. The order is the pod's environment's in `manifests` (kept, so its output stays
+ * the same), then what is not passed on. The shell watcher's variables (NODE_RECOVERY_AFTER_SECONDS,
+ * _POLL_SECONDS, _ANNOTATION, _SELF_NODE, _PRUNE_AFTER_SECONDS, _PRUNE_LABEL) keep their names
+ * and defaults: this is a drop-in replacement for it.
+ */
+const struct settings_row settings_rows[O_COUNT] = {
+	[O_TAINT] = { .flag = "--taint-after", .arg = " DURATION", .env = "NODE_RECOVERY_AFTER_SECONDS",
+		.unset = "required", .kind = SETTINGS_DURATION, .max = SETTINGS_MAX_SECONDS, .field = F(taint_after),
+		.blank_unset = 1, .pod = SETTINGS_POD_ALWAYS,
+		.meaning = "how long Ready may stay Unknown before the taint" },
+	[O_PRUNE] = { .flag = "--prune-after", .arg = " DURATION", .env = "NODE_RECOVERY_PRUNE_AFTER_SECONDS",
+		.unset = "empty: pruning off", .kind = SETTINGS_DURATION, .max = SETTINGS_MAX_SECONDS,
+		.field = F(prune_after), .blank_unset = 1, .pod = SETTINGS_POD_PRUNING,
+		.meaning = "how long before a removable node is deleted; more than the taint threshold" },
+	[O_LABEL] = { .flag = "--prune-label", .arg = " KEY", .env = "NODE_RECOVERY_PRUNE_LABEL",
+		.dflt = "github-runner.exadev.io/removable", .kind = SETTINGS_KEY, .field = F(prune_label),
+		.what = "a label", .pod = SETTINGS_POD_PRUNING,
+		.meaning = "the label whose value true makes a node removable" },
+	[O_POLL] = { .flag = "--poll", .arg = " DURATION", .env = "NODE_RECOVERY_POLL_SECONDS", .dflt = "15s",
+		.kind = SETTINGS_DURATION, .min = 1, .max = 86400, .field = F(poll), .pod = SETTINGS_POD_ALWAYS,
+		.meaning = "time between passes (1s to 24h)" },
+	[O_WATCH] = { .flag = "--watch", .arg = "=false", .env = "NODE_RECOVERY_WATCH", .dflt = "true",
+		.kind = SETTINGS_BOOL, .field = F(watch), .alone = "true", .blank_unset = 1, .pod = SETTINGS_POD_CHANGED,
+		.meaning = "run polls (a whole list every poll) instead of following a watch" },
+	[O_RELIST] = { .flag = "--relist", .arg = " DURATION", .env = "NODE_RECOVERY_RELIST_SECONDS", .dflt = "600",
+		.kind = SETTINGS_DURATION, .min = 1, .max = 86400, .field = F(relist), .blank_unset = 1,
+		.pod = SETTINGS_POD_CHANGED, .meaning = "with the watch, a whole list at least this often" },
+	[O_ANNOTATION] = { .flag = "--annotation", .arg = " KEY", .env = "NODE_RECOVERY_ANNOTATION",
+		.dflt = "github-runner.exadev/out-of-service-applied-at", .kind = SETTINGS_KEY, .field = F(annotation),
+		.what = "an annotation", .pod = SETTINGS_POD_ALWAYS,
+		.meaning = "marks a taint as ours (its value: when we tainted)" },
+	[O_MAX_UNKNOWN] = { .flag = "--max-unknown", .arg = " N|P%", .env = "NODE_RECOVERY_MAX_UNKNOWN", .dflt = "50%",
+		.kind = SETTINGS_LIMIT, .min = 1, .max = 1000000000, .field = F(max_unknown), .pod = SETTINGS_POD_ALWAYS,
+		.meaning = "storm guard: more Unknown nodes than this, no new taint and no delete (100% turns it off)" },
+	[O_COOLDOWN] = { .flag = "--storm-cooldown", .arg = " DURATION", .env = "NODE_RECOVERY_STORM_COOLDOWN",
+		.unset = "the taint threshold", .kind = SETTINGS_DURATION, .max = SETTINGS_MAX_SECONDS,
+		.field = F(storm_cooldown), .pod = SETTINGS_POD_ALWAYS,
+		.meaning = "the guard keeps holding this long after the count is back within the limit" },
+	[O_EXCLUDE] = { .flag = "--exclude-label", .arg = " KEY", .env = "NODE_RECOVERY_EXCLUDE_LABEL",
+		.dflt = "github-runner.exadev.io/no-recovery", .kind = SETTINGS_KEY, .field = F(exclude_label),
+		.what = "a label", .pod = SETTINGS_POD_ALWAYS,
+		.meaning = "a node labelled KEY=true is never tainted or deleted" },
+	/* standing alone as kubectl's; a value needs --dry-run=server */
+	[O_DRY_RUN] = { .flag = "--dry-run", .arg = "[=server]", .env = "NODE_RECOVERY_DRY_RUN", .unset = "off",
+		.kind = SETTINGS_DRY_RUN, .field = F(dry_run), .alone = "client", .blank_unset = 1,
+		.pod = SETTINGS_POD_CHANGED,
+		.meaning = "decide, log Would ..., send no write; =server: every write with dryRun=All" },
+	[O_EVENTS] = { .flag = "--events", .arg = "=false", .env = "NODE_RECOVERY_EVENTS", .dflt = "true",
+		.kind = SETTINGS_BOOL, .field = F(events), .blank_unset = 1, .pod = SETTINGS_POD_CHANGED,
+		.meaning = "no Events on the Node (none in a dry run either)" },
+	/* never the node `manifests` ran on: the one the pod is scheduled to */
+	[O_SELF] = { .flag = "--self-node", .arg = " NAME", .env = "NODE_RECOVERY_SELF_NODE",
+		.unset = "outside a pod: the host name; in a pod: none", .kind = SETTINGS_NODE,
+		.max = sizeof ((struct settings *)0)->self_node - 1, .field = F(self_node), .blank_unset = 1,
+		.pod = SETTINGS_POD_FIELD, .pod_value = "spec.nodeName",
+		.meaning = "the node the watcher runs on, never acted on" },
+	/* in the pod, the port its probes and a scrape reach, whatever --listen `manifests` was given */
+	[O_LISTEN] = { .flag = "--listen", .arg = " ADDR", .env = "NODE_RECOVERY_LISTEN", .unset = "empty: off",
+		.kind = SETTINGS_ADDRESS, .field = F(listen), .blank_unset = 1, .pod = SETTINGS_POD_FIXED,
+		.pod_value = ":" SETTINGS_POD_PORT,
+		.meaning = "run serves /metrics, /livez and /readyz over plain HTTP on :PORT, IPv4:PORT or [IPv6]:PORT" },
+	/* standing alone as kube-controller-manager's; the pod's two replicas always elect */
+	[O_LEADER] = { .flag = "--leader-elect", .arg = "", .env = "NODE_RECOVERY_LEADER_ELECT", .unset = "off",
+		.kind = SETTINGS_BOOL01, .field = F(leader_elect), .alone = "true", .blank_unset = 1,
+		.pod = SETTINGS_POD_FIXED, .pod_value = "true",
+		.meaning = "only the holder of a Lease lists and acts (lease 15s, renew deadline 10s, retry 2s)" },
+	[O_LEASE_NAME] = { .flag = "--lease-name", .arg = " NAME", .env = "NODE_RECOVERY_LEASE_NAME",
+		.dflt = "noderecover", .kind = SETTINGS_DNS, .max = 253, .field = F(lease_name), .blank_unset = 1,
+		.what = "a valid Lease name (lowercase letters, digits, '-' and '.')", .pod = SETTINGS_POD_ALWAYS,
+		.meaning = "the coordination.k8s.io/v1 Lease" },
+	/* the pod's Lease is in its own namespace */
+	[O_LEASE_NS] = { .flag = "--lease-namespace", .arg = " NS", .env = "NODE_RECOVERY_LEASE_NAMESPACE",
+		.unset = "in a pod: its own namespace", .kind = SETTINGS_DNS,
+		.max = 63, .field = F(lease_namespace), .blank_unset = 1, .what = "a namespace name (a DNS label)",
+		.meaning = "the Lease's namespace (in a pod, the service account's namespace file); outside a pod --leader-elect needs it" },
+	[O_PAGE] = { .flag = "--page-size", .arg = " N", .dflt = "500", .kind = SETTINGS_COUNT, .min = 1, .max = 10000,
+		.field = F(page_size), .pod = SETTINGS_POD_ALWAYS, .meaning = "nodes per list request (1 to 10000)" },
+	[O_OUTPUT] = { .flag = "--output", .arg = " table|json", .env = "NODE_RECOVERY_OUTPUT", .dflt = "table",
+		.kind = SETTINGS_OUTPUT, .field = F(output), .blank_unset = 1, .meaning = "how plan prints" },
+	/* as kubectl: --kubeconfig is one file, KUBECONFIG a list */
+	[O_KUBECONFIG] = { .flag = "--kubeconfig", .arg = " FILE", .env = "KUBECONFIG", .kind = SETTINGS_TEXT,
+		.field = F(kubeconfig), .blank_unset = 1,
+		.meaning = "a kubeconfig; the variable is a list a:b, merged as kubectl merges it" },
+	/* as kubectl's: a flag, no variable */
+	[O_CONTEXT] = { .flag = "--context", .arg = " NAME", .unset = "the kubeconfig's current-context",
+		.kind = SETTINGS_TEXT, .field = F(context), .blank_unset = 1,
+		.meaning = "the kubeconfig context to use" },
+	[O_SERVER] = { .flag = "--server", .arg = " URL", .kind = SETTINGS_TEXT, .field = F(server),
+		.meaning = "an explicit API server, with --ca-file and --token-file" },
+	[O_CA] = { .flag = "--ca-file", .arg = " FILE", .kind = SETTINGS_TEXT, .field = F(ca_file),
+		.meaning = "the CA of --server" },
+	[O_TOKEN] = { .flag = "--token-file", .arg = " FILE", .kind = SETTINGS_TEXT, .field = F(token_file),
+		.meaning = "the bearer token for --server, read again every minute" },
+	[O_TLS_NAME] = { .flag = "--tls-server-name", .arg = " NAME", .kind = SETTINGS_TEXT,
+		.field = F(tls_server_name), .meaning = "the name to verify the server's certificate against" },
 };
 
-/* A whole number (digits only) no larger than max. */
-static int whole(const char *s, int64_t max, int64_t *out)
+const size_t settings_row_count = O_COUNT;
+
+const struct settings_row *settings_find(const char *flag)
 {
-	int64_t v = 0;
-
-	if (*s == '\0')
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		v = v * 10 + (*s - '0');
-		if (v > max)
-			return -1;
-	}
-	*out = v;
-	return 0;
+	for (size_t o = 0; o < O_COUNT; o++)
+		if (strcmp(settings_rows[o].flag, flag) == 0)
+			return &settings_rows[o];
+	return NULL;
 }
 
 /* max as a person reads it: 24h, 87600h (ten years), or seconds when not whole hours. */
@@ -155,31 +204,6 @@ static int qualified_name(const char *k)
 	return 1;
 }
 
-/* The storm guard's limit: "N" (at least 1) or "P%" (1 to 100). */
-static int max_unknown(const char *v, struct settings *s)
-{
-	size_t n = strlen(v);
-	int64_t x;
-
-	if (n > 1 && v[n - 1] == '%') {
-		char digits[8];
-		if (n - 1 >= sizeof digits)
-			return -1;
-		memcpy(digits, v, n - 1);
-		digits[n - 1] = '\0';
-		if (whole(digits, 100, &x) < 0 || x < 1)
-			return -1;
-		s->max_unknown = 0;
-		s->max_unknown_percent = (int)x;
-		return 0;
-	}
-	if (whole(v, MAX_UNKNOWN_COUNT, &x) < 0 || x < 1)
-		return -1;
-	s->max_unknown = (long)x;
-	s->max_unknown_percent = 0;
-	return 0;
-}
-
 /* "client" or "true": no write sent; "server": writes checked by the server, not stored;
  * "none", "false" or empty: off. */
 static int dry_run(const char *v, enum settings_dry_run *out)
@@ -198,16 +222,6 @@ static int dry_run(const char *v, enum settings_dry_run *out)
 static int copy(char *dst, size_t n, const char *src)
 {
 	return (size_t)snprintf(dst, n, "%s", src) < n ? 0 : -1;
-}
-
-/* A label or annotation key setting o into out (SETTINGS_KEY_MAX + 1 bytes), or its default. */
-static int key(char *out, const char **val, const char **from, int o, const char *dflt,
-    const char *what, char *err, size_t errlen)
-{
-	if (copy(out, SETTINGS_KEY_MAX + 1, val[o] ? val[o] : dflt) < 0 || !qualified_name(out))
-		return text_fail(err, errlen, "%s '%.64s' is not %s %s key", from[o] ? from[o] : opts[o].flag,
-		    val[o] ? val[o] : dflt, what[0] == 'a' ? "an" : "a", what);
-	return 0;
 }
 
 /* A DNS label (max 63) or, with dots, a DNS subdomain (max 253): lowercase, digits, '-', '.'. */
@@ -242,22 +256,238 @@ static void pod_namespace(char *out, size_t cap)
 	out[n] = '\0';
 }
 
-/* Leader election: on or off, the Lease's name, and its namespace (run and once need one). */
-static int leader(struct settings *s, const char **val, const char **from, char *err, size_t errlen)
+/* The storm guard's limit: "N" (r's bounds) or "P%" (1 to 100). */
+static int limit(const struct settings_row *r, struct settings *s, const char *v, const char *name, char *err,
+    size_t errlen)
 {
-	const char *v = val[O_LEADER];
+	size_t n = strlen(v);
+	int percent = n > 1 && v[n - 1] == '%';
+	int64_t x;
 
-	if (v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0))
-		s->leader_elect = 1;
-	else if (v && strcmp(v, "false") != 0 && strcmp(v, "0") != 0 && *v)
-		return text_fail(err, errlen, "%s '%.32s' is neither true nor false", from[O_LEADER], v);
-	if (copy(s->lease_name, sizeof s->lease_name, val[O_LEASE_NAME] && *val[O_LEASE_NAME] ? val[O_LEASE_NAME] : "noderecover") < 0 ||
-	    !dns_name(s->lease_name, 253, 1))
-		return text_fail(err, errlen, "%s '%.64s' is not a valid Lease name (lowercase letters, digits, '-' and '.')",
-		    from[O_LEASE_NAME], val[O_LEASE_NAME]);
-	if (val[O_LEASE_NS] && *val[O_LEASE_NS]) {
-		if (copy(s->lease_namespace, sizeof s->lease_namespace, val[O_LEASE_NS]) < 0 || !dns_name(s->lease_namespace, 63, 0))
-			return text_fail(err, errlen, "%s '%.64s' is not a namespace name (a DNS label)", from[O_LEASE_NS], val[O_LEASE_NS]);
+	if (text_decimal(v, n - (size_t)percent, percent ? 100 : r->max, &x) < 0 || x < r->min)
+		return text_fail(err, errlen, "%s '%.32s' is neither a number of nodes (1 or more) nor a percentage from 1%% to 100%%",
+		    name, v);
+	s->max_unknown = percent ? 0 : (long)x;
+	s->max_unknown_percent = percent ? (int)x : 0;
+	return 0;
+}
+
+/* true or false (BOOL01: or 1 or 0) into *out. */
+static int boolean(const struct settings_row *r, const char *v, int *out)
+{
+	if (strcmp(v, "true") == 0 || (r->kind == SETTINGS_BOOL01 && strcmp(v, "1") == 0))
+		*out = 1;
+	else if (strcmp(v, "false") == 0 || (r->kind == SETTINGS_BOOL01 && strcmp(v, "0") == 0))
+		*out = 0;
+	else
+		return -1;
+	return 0;
+}
+
+int settings_set(const struct settings_row *r, struct settings *s, const char *v, const char *name,
+    char *err, size_t errlen)
+{
+	void *p = (char *)s + r->field;
+	struct sockaddr_storage sa;
+	socklen_t salen;
+	char why[200];
+	int64_t x;
+	int any;
+
+	switch (r->kind) {
+	case SETTINGS_DURATION:
+		return settings_seconds(name, v, r->min, r->max, p, err, errlen);
+	case SETTINGS_COUNT:
+		if (text_decimal(v, strlen(v), r->max, &x) < 0 || x < r->min)
+			return text_fail(err, errlen, "%s '%.32s' is not a whole number between %lld and %lld", name, v,
+			    (long long)r->min, (long long)r->max);
+		*(long *)p = (long)x;
+		return 0;
+	case SETTINGS_LIMIT:
+		return limit(r, s, v, name, err, errlen);
+	case SETTINGS_BOOL:
+	case SETTINGS_BOOL01:
+		if (boolean(r, v, p) < 0)
+			return text_fail(err, errlen, "%s '%.32s' is neither true nor false", name, v);
+		return 0;
+	case SETTINGS_KEY:
+		if (copy(p, SETTINGS_KEY_MAX + 1, v) < 0 || !qualified_name(p))
+			return text_fail(err, errlen, "%s '%.64s' is not %s key", name, v, r->what);
+		return 0;
+	case SETTINGS_DNS:
+		if (copy(p, (size_t)r->max + 1, v) < 0 || !dns_name(p, (size_t)r->max, r->max > 63))
+			return text_fail(err, errlen, "%s '%.64s' is not %s", name, v, r->what);
+		return 0;
+	case SETTINGS_NODE:
+		if (copy(p, (size_t)r->max + 1, v) < 0)
+			return text_fail(err, errlen, "%s is longer than a node name can be", name);
+		return 0;
+	case SETTINGS_DRY_RUN:
+		if (dry_run(v, p) < 0)
+			return text_fail(err, errlen, "%s '%.32s' is not one of client, server or none (true or false for the variable)",
+			    name, v);
+		return 0;
+	case SETTINGS_OUTPUT:
+		if (strcmp(v, "json") != 0 && strcmp(v, "table") != 0)
+			return text_fail(err, errlen, "%s '%.32s' is neither table nor json", name, v);
+		*(enum settings_output *)p = strcmp(v, "json") == 0 ? OUTPUT_JSON : OUTPUT_TABLE;
+		return 0;
+	case SETTINGS_ADDRESS:
+		/* checked here, before anything runs; bound by run */
+		if (listen_addr(v, &sa, &salen, &any, why, sizeof why) < 0)
+			return text_fail(err, errlen, "%s %s", name, why);
+		*(const char **)p = v;
+		return 0;
+	case SETTINGS_TEXT:
+		*(const char **)p = v;
+		return 0;
+	}
+	return text_fail(err, errlen, "%s: no such kind of setting", name);
+}
+
+const char *settings_value(const struct settings_row *r, const struct settings *s, char *buf, size_t n)
+{
+	const void *p = (const char *)s + r->field;
+
+	switch (r->kind) {
+	case SETTINGS_DURATION:
+		snprintf(buf, n, "%lld", (long long)*(const int64_t *)p);
+		return buf;
+	case SETTINGS_COUNT:
+		snprintf(buf, n, "%ld", *(const long *)p);
+		return buf;
+	case SETTINGS_LIMIT:
+		if (s->max_unknown)
+			snprintf(buf, n, "%ld", s->max_unknown);
+		else
+			snprintf(buf, n, "%d%%", s->max_unknown_percent);
+		return buf;
+	case SETTINGS_BOOL:
+	case SETTINGS_BOOL01:
+		return *(const int *)p ? "true" : "false";
+	case SETTINGS_KEY:
+	case SETTINGS_DNS:
+	case SETTINGS_NODE:
+		return p;
+	case SETTINGS_DRY_RUN:
+		/* as the variable spells it */
+		return s->dry_run == DRY_RUN_SERVER ? "server" : s->dry_run == DRY_RUN_CLIENT ? "true" : "false";
+	case SETTINGS_OUTPUT:
+		return s->output == OUTPUT_JSON ? "json" : "table";
+	case SETTINGS_ADDRESS:
+	case SETTINGS_TEXT:
+		return *(const char *const *)p ? *(const char *const *)p : "";
+	}
+	return "";
+}
+
+int settings_is_default(const struct settings_row *r, const struct settings *s)
+{
+	struct settings d;
+	char a[32], b[32], err[8];
+
+	memset(&d, 0, sizeof d);
+	if (r->dflt && settings_set(r, &d, r->dflt, r->flag, err, sizeof err) < 0)
+		return 0;
+	return strcmp(settings_value(r, s, a, sizeof a), settings_value(r, &d, b, sizeof b)) == 0;
+}
+
+void settings_help(FILE *out)
+{
+	for (size_t o = 0; o < O_COUNT; o++) {
+		const struct settings_row *r = &settings_rows[o];
+		const char *d = r->dflt ? r->dflt : r->unset;
+		char name[40];
+
+		snprintf(name, sizeof name, "%s%s", r->flag, r->arg);
+		if (!r->env && !d)
+			fprintf(out, "  %-25s %s\n", name, r->meaning);
+		else
+			fprintf(out, "  %-25s %s%s%s%s%s\n  %25s %s\n", name, r->env ? r->env : "", d && r->env ? " " : "",
+			    d ? "(" : "", d ? d : "", d ? ")" : "", "", r->meaning);
+	}
+}
+
+/* The command, if the first word is one, into s->mode; *i: the first word after it. */
+static int command(struct settings *s, int argc, char **argv, int *i, char *err, size_t errlen)
+{
+	static const struct { const char *word; enum settings_mode mode; } words[] = {
+		{ "run", MODE_RUN }, { "once", MODE_ONCE }, { "plan", MODE_PLAN },
+		{ "manifests", MODE_MANIFESTS },   /* the same settings as run, checked the same way */
+		{ "version", MODE_VERSION }, { "help", MODE_HELP },
+	};
+
+	s->mode = MODE_RUN;
+	if (*i >= argc || argv[*i][0] == '-')
+		return 0;
+	for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
+		if (strcmp(argv[*i], words[w].word) == 0) {
+			s->mode = words[w].mode;
+			++*i;
+			return 0;
+		}
+	}
+	return text_fail(err, errlen, "unknown command '%.64s' (want run, once, plan, manifests, version or help)", argv[*i]);
+}
+
+/* The flags from argv[i] on: --flag VALUE, --flag=VALUE, or a flag that may stand alone. */
+static int flags(struct settings *s, int argc, char **argv, int i, const char **val, const char **from,
+    char *err, size_t errlen)
+{
+	for (; i < argc; i++) {
+		const char *a = argv[i], *eq = strchr(a, '=');
+		size_t alen = eq ? (size_t)(eq - a) : strlen(a);
+		int o;
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			s->mode = MODE_HELP;
+			return 0;
+		}
+		for (o = 0; o < O_COUNT; o++)
+			if (strlen(settings_rows[o].flag) == alen && strncmp(a, settings_rows[o].flag, alen) == 0)
+				break;
+		if (o == O_COUNT)
+			return text_fail(err, errlen, "unknown option '%.*s' (see 'noderecover help')",
+			    (int)(alen > 64 ? 64 : alen), a);
+		if (eq)
+			val[o] = eq + 1;
+		else if (settings_rows[o].alone)
+			val[o] = settings_rows[o].alone;
+		else if (i + 1 < argc)
+			val[o] = argv[++i];
+		else
+			return text_fail(err, errlen, "%s needs a value", settings_rows[o].flag);
+		from[o] = settings_rows[o].flag;
+	}
+	return 0;
+}
+
+/* Outside a pod the host name is the node's name: the kubelet (and so k3s) registers it lowercased. */
+static void host_name(struct settings *s)
+{
+	if (gethostname(s->self_node, sizeof s->self_node - 1) < 0) {
+		s->self_node[0] = '\0';
+		return;
+	}
+	s->self_node[sizeof s->self_node - 1] = '\0';
+	for (char *c = s->self_node; *c; c++)
+		if (*c >= 'A' && *c <= 'Z')
+			*c = (char)(*c - 'A' + 'a');
+	s->self_source = "host name";
+}
+
+/* What one setting says of another, and the defaults that are not a value but a place to look. */
+static int between(struct settings *s, const char **val, const char **from, settings_env_fn env, char *err,
+    size_t errlen)
+{
+	const struct settings_row *r = settings_rows;
+
+	if (val[O_PRUNE] && s->prune_after <= s->taint_after)
+		return text_fail(err, errlen, "%s (%lld) must be greater than the taint threshold (%lld): a node is tainted before it is deleted",
+		    from[O_PRUNE], (long long)s->prune_after, (long long)s->taint_after);
+	if (!val[O_COOLDOWN])
+		s->storm_cooldown = s->taint_after;
+	if (val[O_LEASE_NS]) {
 		s->lease_ns_source = from[O_LEASE_NS];
 	} else {
 		pod_namespace(s->lease_namespace, sizeof s->lease_namespace);
@@ -267,8 +497,19 @@ static int leader(struct settings *s, const char **val, const char **from, char 
 	}
 	/* manifests put the Lease in the pod's own namespace */
 	if (s->leader_elect && !s->lease_namespace[0] && (s->mode == MODE_RUN || s->mode == MODE_ONCE))
-		return text_fail(err, errlen, "--leader-elect needs --lease-namespace (or NODE_RECOVERY_LEASE_NAMESPACE) outside a pod: %s/namespace is not there",
-		    SETTINGS_SA_DIR);
+		return text_fail(err, errlen, "%s needs %s (or %s) outside a pod: %s/namespace is not there",
+		    r[O_LEADER].flag, r[O_LEASE_NS].flag, r[O_LEASE_NS].env, SETTINGS_SA_DIR);
+	if (val[O_SELF])
+		s->self_source = from[O_SELF];
+	else if (!env("KUBERNETES_SERVICE_HOST"))
+		host_name(s);
+	s->kubeconfig_list = s->kubeconfig && from[O_KUBECONFIG] == r[O_KUBECONFIG].env;
+	if (s->server && (!s->ca_file || !s->token_file))
+		return text_fail(err, errlen, "--server needs --ca-file and --token-file as well");
+	if (!s->server && (s->ca_file || s->token_file))
+		return text_fail(err, errlen, "--ca-file and --token-file go with --server");
+	if (s->server && s->context)
+		return text_fail(err, errlen, "--context picks a kubeconfig context, and --server uses none");
 	return 0;
 }
 
@@ -280,165 +521,30 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 	int i = 1;
 
 	memset(s, 0, sizeof *s);
-	s->mode = MODE_RUN;
-	if (i < argc && argv[i][0] != '-') {
-		const char *m = argv[i++];
-		if (strcmp(m, "run") == 0)
-			s->mode = MODE_RUN;
-		else if (strcmp(m, "once") == 0)
-			s->mode = MODE_ONCE;
-		else if (strcmp(m, "plan") == 0)
-			s->mode = MODE_PLAN;
-		else if (strcmp(m, "manifests") == 0)
-			s->mode = MODE_MANIFESTS;   /* the same settings as run, checked the same way */
-		else if (strcmp(m, "version") == 0)
-			s->mode = MODE_VERSION;
-		else if (strcmp(m, "help") == 0)
-			s->mode = MODE_HELP;
-		else
-			return text_fail(err, errlen, "unknown command '%.64s' (want run, once, plan, manifests, version or help)", m);
-	}
-	for (; i < argc; i++) {
-		const char *a = argv[i], *eq = strchr(a, '=');
-		size_t alen = eq ? (size_t)(eq - a) : strlen(a);
-		int o;
-
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			s->mode = MODE_HELP;
-			return 0;
-		}
-		for (o = 0; o < O_COUNT; o++)
-			if (strlen(opts[o].flag) == alen && strncmp(a, opts[o].flag, alen) == 0)
-				break;
-		if (o == O_COUNT)
-			return text_fail(err, errlen, "unknown option '%.*s' (see 'noderecover help')",
-			    (int)(alen > 64 ? 64 : alen), a);
-		if (eq) {
-			val[o] = eq + 1;
-		} else if (o == O_DRY_RUN) {
-			/* the one flag that stands alone (as kubectl's); a value needs --dry-run=server */
-			val[o] = "client";
-		} else if (o == O_LEADER || o == O_WATCH) {
-			val[o] = "true";   /* stands alone too, as kube-controller-manager's */
-		} else {
-			if (i + 1 >= argc)
-				return text_fail(err, errlen, "%s needs a value", opts[o].flag);
-			val[o] = argv[++i];
-		}
-		from[o] = opts[o].flag;
-	}
+	if (command(s, argc, argv, &i, err, errlen) < 0 || flags(s, argc, argv, i, val, from, err, errlen) < 0)
+		return -1;
 	if (s->mode == MODE_HELP || s->mode == MODE_VERSION)
 		return 0;
 	for (int o = 0; o < O_COUNT; o++) {
-		if (!val[o] && opts[o].env && env(opts[o].env)) {
-			val[o] = env(opts[o].env);
-			from[o] = opts[o].env;
+		const struct settings_row *r = &settings_rows[o];
+		if (!val[o] && r->env && env(r->env)) {
+			val[o] = env(r->env);
+			from[o] = r->env;
 		}
+		if (val[o] && !*val[o] && r->blank_unset)
+			val[o] = NULL;
 	}
-
-	if (!val[O_TAINT] || !*val[O_TAINT])
-		return text_fail(err, errlen, "--taint-after (or NODE_RECOVERY_AFTER_SECONDS) is required: how long (300, 5m) a node's Ready may be Unknown before it is tainted");
-	if (settings_seconds(from[O_TAINT], val[O_TAINT], 0, SETTINGS_MAX_SECONDS, &s->taint_after, err, errlen) < 0)
-		return -1;
-	if (val[O_PRUNE] && *val[O_PRUNE]) {
-		if (settings_seconds(from[O_PRUNE], val[O_PRUNE], 0, SETTINGS_MAX_SECONDS, &s->prune_after, err, errlen) < 0)
+	if (!val[O_TAINT])
+		return text_fail(err, errlen, "%s (or %s) is required: how long (300, 5m) a node's Ready may be Unknown before it is tainted",
+		    settings_rows[O_TAINT].flag, settings_rows[O_TAINT].env);
+	for (int o = 0; o < O_COUNT; o++) {
+		const struct settings_row *r = &settings_rows[o];
+		if (val[o] ? settings_set(r, s, val[o], from[o], err, errlen) < 0
+		    : r->dflt && settings_set(r, s, r->dflt, r->flag, err, errlen) < 0)
 			return -1;
-		if (s->prune_after <= s->taint_after) {
-			return text_fail(err, errlen, "%s (%lld) must be greater than the taint threshold (%lld): a node is tainted before it is deleted",
-			    from[O_PRUNE], (long long)s->prune_after, (long long)s->taint_after);
-		}
 	}
-	s->poll = DEFAULT_POLL;
-	if (val[O_POLL] && settings_seconds(from[O_POLL], val[O_POLL], 1, MAX_POLL, &s->poll, err, errlen) < 0)
-		return -1;
-	s->page_size = DEFAULT_PAGE_SIZE;
-	if (val[O_PAGE]) {
-		int64_t n;
-		if (whole(val[O_PAGE], MAX_PAGE_SIZE, &n) < 0 || n < 1)
-			return text_fail(err, errlen, "--page-size '%.32s' is not a whole number between 1 and %d", val[O_PAGE], MAX_PAGE_SIZE);
-		s->page_size = (long)n;
-	}
-	s->max_unknown_percent = DEFAULT_MAX_UNKNOWN_PERCENT;
-	if (val[O_MAX_UNKNOWN] && max_unknown(val[O_MAX_UNKNOWN], s) < 0)
-		return text_fail(err, errlen, "%s '%.32s' is neither a number of nodes (1 or more) nor a percentage from 1%% to 100%%",
-		    from[O_MAX_UNKNOWN], val[O_MAX_UNKNOWN]);
-	s->storm_cooldown = s->taint_after;
-	if (val[O_COOLDOWN] && settings_seconds(from[O_COOLDOWN], val[O_COOLDOWN], 0, SETTINGS_MAX_SECONDS, &s->storm_cooldown,
-	    err, errlen) < 0)
-		return -1;
-	if (val[O_DRY_RUN] && dry_run(val[O_DRY_RUN], &s->dry_run) < 0)
-		return text_fail(err, errlen, "%s '%.32s' is not one of client, server or none (true or false for the variable)",
-		    from[O_DRY_RUN], val[O_DRY_RUN]);
-	s->watch = 1;
-	if (val[O_WATCH] && *val[O_WATCH] && strcmp(val[O_WATCH], "true") != 0) {
-		if (strcmp(val[O_WATCH], "false") != 0)
-			return text_fail(err, errlen, "%s '%.32s' is neither true nor false", from[O_WATCH], val[O_WATCH]);
-		s->watch = 0;
-	}
-	s->relist = SETTINGS_RELIST_DEFAULT;
-	if (val[O_RELIST] && *val[O_RELIST] && settings_seconds(from[O_RELIST], val[O_RELIST], 1, MAX_RELIST, &s->relist, err, errlen) < 0)
-		return -1;
-	s->events = 1;   /* empty: the default, as for the other variables */
-	if (val[O_EVENTS] && *val[O_EVENTS] && strcmp(val[O_EVENTS], "true") != 0) {
-		if (strcmp(val[O_EVENTS], "false") != 0)
-			return text_fail(err, errlen, "%s '%.32s' is neither true nor false", from[O_EVENTS], val[O_EVENTS]);
-		s->events = 0;
-	}
-	if (val[O_OUTPUT] && strcmp(val[O_OUTPUT], "json") == 0)
-		s->output = OUTPUT_JSON;
-	else if (val[O_OUTPUT] && strcmp(val[O_OUTPUT], "table") != 0 && *val[O_OUTPUT])
-		return text_fail(err, errlen, "%s '%.32s' is neither table nor json", from[O_OUTPUT], val[O_OUTPUT]);
-	if (val[O_LISTEN] && *val[O_LISTEN]) {
-		struct sockaddr_storage sa;
-		socklen_t salen;
-		char why[200];
-		int any;
-		if (listen_addr(val[O_LISTEN], &sa, &salen, &any, why, sizeof why) < 0)
-			return text_fail(err, errlen, "%s %s", from[O_LISTEN], why);
-		s->listen = val[O_LISTEN];
-	}
-	if (key(s->exclude_label, val, from, O_EXCLUDE, DEFAULT_EXCLUDE_LABEL, "label", err, errlen) < 0 ||
-	    key(s->prune_label, val, from, O_LABEL, DEFAULT_PRUNE_LABEL, "label", err, errlen) < 0 ||
-	    key(s->annotation, val, from, O_ANNOTATION, DEFAULT_ANNOTATION, "annotation", err, errlen) < 0)
-		return -1;
-
-	if (leader(s, val, from, err, errlen) < 0)
-		return -1;
-
-	if (val[O_SELF] && *val[O_SELF]) {
-		if (copy(s->self_node, sizeof s->self_node, val[O_SELF]) < 0)
-			return text_fail(err, errlen, "%s is longer than a node name can be", from[O_SELF]);
-		s->self_source = from[O_SELF];
-	} else if (!env("KUBERNETES_SERVICE_HOST")) {
-		/* Outside a pod the host name is the node's name: the kubelet (and so k3s)
-		 * registers it lowercased. */
-		if (gethostname(s->self_node, sizeof s->self_node - 1) == 0) {
-			s->self_node[sizeof s->self_node - 1] = '\0';
-			for (char *c = s->self_node; *c; c++)
-				if (*c >= 'A' && *c <= 'Z')
-					*c = (char)(*c - 'A' + 'a');
-			s->self_source = "host name";
-		} else {
-			s->self_node[0] = '\0';
-		}
-	}
-	s->kubeconfig = val[O_KUBECONFIG] && *val[O_KUBECONFIG] ? val[O_KUBECONFIG] : NULL;
-	/* as kubectl: --kubeconfig is one file, KUBECONFIG a list */
-	s->kubeconfig_list = s->kubeconfig && from[O_KUBECONFIG] == opts[O_KUBECONFIG].env;
-	s->context = val[O_CONTEXT] && *val[O_CONTEXT] ? val[O_CONTEXT] : NULL;
-	s->server = val[O_SERVER];
-	s->ca_file = val[O_CA];
-	s->token_file = val[O_TOKEN];
-	s->tls_server_name = val[O_TLS_NAME];
-	if (s->server && (!s->ca_file || !s->token_file))
-		return text_fail(err, errlen, "--server needs --ca-file and --token-file as well");
-	if (!s->server && (s->ca_file || s->token_file))
-		return text_fail(err, errlen, "--ca-file and --token-file go with --server");
-	if (s->server && s->context)
-		return text_fail(err, errlen, "--context picks a kubeconfig context, and --server uses none");
-	return 0;
+	return between(s, val, from, env, err, errlen);
 }
-
 static int read_into(const char *what, const char *path, char **out, size_t *len, char *err, size_t errlen)
 {
 	int r = file_load(path, FILE_MAX, out, len);

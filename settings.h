@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "target.h"
 
 enum settings_dry_run {
@@ -22,7 +23,8 @@ enum settings_output { OUTPUT_TABLE, OUTPUT_JSON };   /* how plan prints */
 
 #define SETTINGS_KEY_MAX 317      /* a qualified name: 253 prefix + '/' + 63 name */
 #define SETTINGS_MAX_SECONDS 315360000  /* ten years: anything longer is a typo */
-#define SETTINGS_RELIST_DEFAULT 600     /* --relist: seconds between whole lists while watching */
+#define SETTINGS_POD_PORT "8080"        /* where the pod `manifests` writes listens (--listen :8080) */
+#define SETTINGS_POD_NAME "POD_NAME"    /* the variable the pod's name is given in: the election's identity */
 
 struct settings {
 	enum settings_mode mode;
@@ -54,6 +56,94 @@ struct settings {
 	const char *server, *ca_file, *token_file, *tls_server_name;
 };
 
+/* Pruning is on: a prune threshold was given. The one test of it, for the rules, the
+ * permissions and the pod's placement alike. */
+static inline int settings_pruning(const struct settings *s)
+{
+	return s->prune_after > 0;
+}
+
+/* Events are posted: on, and not a dry run (an Event is a write). */
+static inline int settings_events_on(const struct settings *s)
+{
+	return s->events && s->dry_run == DRY_RUN_NONE;
+}
+
+/* What a setting's text is read as, and so the type of the field it sets. */
+enum settings_kind {
+	SETTINGS_DURATION,  /* int64_t seconds: text_duration's forms, min to max */
+	SETTINGS_COUNT,     /* long: digits only (text_decimal), min to max */
+	SETTINGS_LIMIT,     /* the storm guard's N (min to max) or P% (1% to 100%): max_unknown and
+	                       max_unknown_percent */
+	SETTINGS_BOOL,      /* int: true or false */
+	SETTINGS_BOOL01,    /* int: true or false, or 1 or 0 (as kube-controller-manager's --leader-elect) */
+	SETTINGS_KEY,       /* char[SETTINGS_KEY_MAX + 1]: a label or annotation key */
+	SETTINGS_DNS,       /* char[max + 1]: a DNS label (max 63) or, with dots, a DNS subdomain (max 253) */
+	SETTINGS_NODE,      /* char[max + 1]: a node's name, as given */
+	SETTINGS_DRY_RUN,   /* enum settings_dry_run: client (or true), server, none (or false) */
+	SETTINGS_OUTPUT,    /* enum settings_output: table or json */
+	SETTINGS_ADDRESS,   /* const char *: :PORT, IPv4:PORT or [IPv6]:PORT (listen_addr) */
+	SETTINGS_TEXT       /* const char *: a path, a URL or a name, kept as given */
+};
+
+/* How `noderecover manifests` hands a setting to the pod: by its variable, or by its flag in
+ * the container's args when it has no variable. */
+enum settings_pod {
+	SETTINGS_POD_NEVER,    /* not passed on: where the cluster is, plan's output, the Lease's namespace */
+	SETTINGS_POD_ALWAYS,   /* its value */
+	SETTINGS_POD_CHANGED,  /* its value, when it is not the default */
+	SETTINGS_POD_PRUNING,  /* its value, when pruning is on */
+	SETTINGS_POD_FIXED,    /* pod_value, whatever the settings say */
+	SETTINGS_POD_FIELD     /* the pod's own field named by pod_value (the downward API) */
+};
+
+/*
+ * One setting: everything known about it, written once. settings_parse reads flags and
+ * variables by it, settings_help prints it, manifests passes it on by it, and a unit test holds
+ * the README's table of settings to it.
+ */
+struct settings_row {
+	const char *flag;        /* "--poll" */
+	const char *arg;         /* what follows the flag in help: " DURATION", "=false", "" */
+	const char *env;         /* its environment variable; NULL: a flag only */
+	const char *dflt;        /* the default, as the flag takes it; NULL: no value (see unset) */
+	const char *unset;       /* with no default value, what leaving it unset means ("required",
+	                            "the taint threshold"); NULL: nothing to say */
+	enum settings_kind kind;
+	int64_t min, max;        /* DURATION, COUNT, LIMIT: the bounds; DNS and NODE: the longest */
+	size_t field;            /* offsetof(struct settings, the field it sets) */
+	const char *alone;       /* what the flag means standing alone (--dry-run: client); NULL: it needs a value */
+	int blank_unset;         /* an empty value means unset (a variable's habit), not a value to check */
+	const char *what;        /* KEY and DNS: what a value must be, for the refusal ("a label") */
+	enum settings_pod pod;
+	const char *pod_value;   /* SETTINGS_POD_FIXED: the value; SETTINGS_POD_FIELD: the field's path */
+	const char *meaning;     /* one line, for help */
+};
+
+/* The settings, in the order help, the README and the pod's environment list them. */
+extern const struct settings_row settings_rows[];
+extern const size_t settings_row_count;
+
+/* The row of a flag ("--self-node"), or NULL. */
+const struct settings_row *settings_find(const char *flag);
+
+/*
+ * Sets r's field in *s from text, read as the flag would read it; name (the flag or variable
+ * it came from) is for the message. Returns 0, or -1 with one line in err.
+ */
+int settings_set(const struct settings_row *r, struct settings *s, const char *text, const char *name,
+    char *err, size_t errlen);
+
+/* r's value in *s as its variable takes it ("300", "50%", "true"): a pointer into *s or buf
+ * (n bytes, 32 are enough). */
+const char *settings_value(const struct settings_row *r, const struct settings *s, char *buf, size_t n);
+
+/* Whether r's value in *s is its default. */
+int settings_is_default(const struct settings_row *r, const struct settings *s);
+
+/* The options part of `noderecover help`, one setting a row, written to out. */
+void settings_help(FILE *out);
+
 /*
  * Reads text, the value of the setting called name (its flag or variable, for the message), as
  * a duration (text_duration: 90, 90s, 5m, 1h30m) of min to max seconds into *out. The one call
@@ -67,8 +157,9 @@ int settings_seconds(const char *name, const char *text, int64_t min, int64_t ma
 typedef const char *(*settings_env_fn)(const char *name);
 
 /*
- * Reads the command line and the environment into *s.
- * Returns 0, or -1 with one line in err naming the setting and what is wrong.
+ * Reads the command line and the environment into *s, by settings_rows: a flag beats its
+ * variable, the variable beats the default. Returns 0, or -1 with one line in err naming the
+ * setting and what is wrong.
  */
 int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn env, char *err,
     size_t errlen);

@@ -556,6 +556,60 @@ static void t_leader_elect(void)
 	remove("sa/namespace");
 }
 
+/* The table: one row a flag and a variable, each default a value its own parser takes and
+ * knows for the default, help naming every flag. */
+static void t_table(void)
+{
+	struct settings s, d;
+	char buf[64];
+
+	for (size_t i = 0; i < settings_row_count; i++) {
+		const struct settings_row *r = &settings_rows[i];
+		check(settings_find(r->flag) == r);
+		for (size_t j = 0; j < i; j++)
+			if (!check(strcmp(settings_rows[j].flag, r->flag) != 0) ||
+			    !check(!r->env || !settings_rows[j].env || strcmp(settings_rows[j].env, r->env) != 0))
+				fprintf(stderr, "  %s twice\n", r->flag);
+		/* a default is a value, or words for what no value means: never both */
+		check(!(r->dflt && r->unset));
+		memset(&d, 0, sizeof d);
+		if (r->dflt && !check(settings_set(r, &d, r->dflt, r->flag, err, sizeof err) == 0))
+			fprintf(stderr, "  %s's default: %s\n", r->flag, err);
+		check(settings_is_default(r, &d));
+		check(r->meaning && *r->meaning && !strchr(r->meaning, '\n'));
+	}
+	check(settings_find("--bogus") == NULL);
+	check(parse(&s, NULL, ARGS("--taint-after", "60")) == 0);
+	check(strcmp(settings_value(settings_find("--max-unknown"), &s, buf, sizeof buf), "50%") == 0);
+	check(strcmp(settings_value(settings_find("--poll"), &s, buf, sizeof buf), "15") == 0);
+	check(settings_is_default(settings_find("--relist"), &s) && settings_is_default(settings_find("--watch"), &s));
+	/* must-fail: a value other than the default is not the default, whatever its spelling */
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--relist", "2m", "--watch=false", "--dry-run")) == 0);
+	check(!settings_is_default(settings_find("--relist"), &s) && !settings_is_default(settings_find("--watch"), &s));
+	check(!settings_is_default(settings_find("--dry-run"), &s));
+	check(strcmp(settings_value(settings_find("--dry-run"), &s, buf, sizeof buf), "true") == 0);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--relist", "10m", "--max-unknown", "7")) == 0);
+	check(settings_is_default(settings_find("--relist"), &s));
+	check(strcmp(settings_value(settings_find("--max-unknown"), &s, buf, sizeof buf), "7") == 0);
+	/* help: every flag, its variable and its default */
+	FILE *f = tmpfile();
+	char help[8192] = "";
+	if (!check(f != NULL))
+		return;
+	settings_help(f);
+	rewind(f);
+	help[fread(help, 1, sizeof help - 1, f)] = '\0';
+	fclose(f);
+	for (size_t i = 0; i < settings_row_count; i++) {
+		const struct settings_row *r = &settings_rows[i];
+		char line[300];
+		snprintf(line, sizeof line, "  %s%s ", r->flag, r->arg);
+		if (!check(strstr(help, line) != NULL) || !check(!r->env || strstr(help, r->env)) ||
+		    !check(!r->dflt || strstr(help, r->dflt)))
+			fprintf(stderr, "  help lacks %s\n", r->flag);
+	}
+}
+
 static const struct test tests[] = {
 	{ "leader_elect", t_leader_elect },
 	{ "defaults", t_defaults },
@@ -571,6 +625,7 @@ static const struct test tests[] = {
 	{ "settings_seconds", t_settings_seconds },
 	{ "bounds_in_messages", t_bounds_in_messages },
 	{ "help_and_version", t_help_and_version },
+	{ "table", t_table },
 	{ "explicit_target", t_explicit_target },
 	{ "pod_self_node", t_pod_self_node },
 	{ "pod_target", t_pod_target },
