@@ -29,5 +29,10 @@ void say(const char *fmt, ...)
 
 const char *say_printable(const char *s, char *out, size_t n)
 {
-	return text_clean(out, n, s, strlen(s), NULL, 0);
+	size_t i = 0;
+
+	for (; *s && i + 1 < n; s++)
+		out[i++] = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
+	out[i] = '\0';
+	return out;
 }

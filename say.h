@@ -14,7 +14,8 @@
 __attribute__((format(printf, 1, 2)))
 void say(const char *fmt, ...);
 
-/* A name read from the API made safe for one log line by the one cleaner (text_clean); returns out. */
+/* A name read from the API made safe for one log line or plan's table: ASCII only (other bytes
+ * become '?'), so a column counted in bytes stays a column; returns out. */
 const char *say_printable(const char *s, char *out, size_t n);
 
 #endif

@@ -240,17 +240,11 @@ static int dns_name(const char *v, size_t max, int dots)
 /* The pod's namespace from its service account's mounted file, without its line end; "" if none. */
 static void pod_namespace(char *out, size_t cap)
 {
-	FILE *f = fopen(SETTINGS_SA_DIR "/namespace", "re");
-	size_t n = 0;
+	size_t n;
 
-	out[0] = '\0';
-	if (!f)
-		return;
-	n = fread(out, 1, cap - 1, f);
-	/* a file longer than any namespace is no namespace */
-	if (fgetc(f) != EOF)
+	/* none, or a file longer than any namespace: no namespace */
+	if (file_read(SETTINGS_SA_DIR "/namespace", out, cap, &n) != FILE_OK)
 		n = 0;
-	fclose(f);
 	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
 		n--;
 	out[n] = '\0';
