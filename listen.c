@@ -173,22 +173,9 @@ bad:
 	    addr);
 }
 
-/* One client: its socket, when it was accepted, and the head read so far. */
-struct conn {
-	int fd;                        /* -1: free */
-	long long since;               /* clock_ms() at accept */
-	size_t n;
-	char head[LISTEN_HEAD_MAX];
-};
-
-static struct conn conns[LISTEN_CONNS];
-static int lfd = -1;
-static char body[METRICS_TEXT_MAX];
-static char out[METRICS_TEXT_MAX + 256];
-
 /* Drops a connection: what the client sent and nobody read is drained first (a bounded
  * amount), so the close is a FIN after our answer and not a reset that could eat it. */
-static void drop(struct conn *c)
+static void drop(struct listen_conn *c)
 {
 	char scratch[512];
 
@@ -201,13 +188,14 @@ static void drop(struct conn *c)
 
 /* Sends one whole response at once, never waiting: the socket's buffer holds it (SNDBUF). A
  * client whose window is shut gets a short body, which Content-Length tells it. */
-static void respond(struct conn *c, int status, const char *reason, const char *ctype, const char *extra,
+static void respond(struct listener *ls, struct listen_conn *c, int status, const char *reason, const char *ctype, const char *extra,
     const char *text, size_t len)
 {
-	int n = snprintf(out, sizeof out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
+	char *out = ls->out;
+	int n = snprintf(out, sizeof ls->out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
 	    status, reason, ctype, len, extra);
 
-	if (n < 0 || (size_t)n + len > sizeof out)
+	if (n < 0 || (size_t)n + len > sizeof ls->out)
 		return;
 	memcpy(out + n, text, len);
 	if (send(c->fd, out, (size_t)n + len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
@@ -215,7 +203,7 @@ static void respond(struct conn *c, int status, const char *reason, const char *
 }
 
 /* Answers a complete request (or a refused one) and closes the connection. */
-static void answer(struct conn *c, enum listen_verdict v)
+static void answer(struct listener *ls, struct listen_conn *c, enum listen_verdict v)
 {
 	static const char plain[] = "text/plain; charset=utf-8";
 	char why[256];
@@ -223,38 +211,38 @@ static void answer(struct conn *c, enum listen_verdict v)
 
 	switch (v) {
 	case LISTEN_METRICS:
-		if ((n = metrics_render(clock_ms() / 1000, body, sizeof body)) < 0)
-			respond(c, 500, "Internal Server Error", plain, "", "metrics do not fit\n", 19);
+		if ((n = metrics_render(clock_ms() / 1000, ls->body, sizeof ls->body)) < 0)
+			respond(ls, c, 500, "Internal Server Error", plain, "", "metrics do not fit\n", 19);
 		else
-			respond(c, 200, "OK", METRICS_CONTENT_TYPE, "", body, (size_t)n);
+			respond(ls, c, 200, "OK", METRICS_CONTENT_TYPE, "", ls->body, (size_t)n);
 		break;
 	case LISTEN_LIVEZ:
 	case LISTEN_READYZ:
 		ok = v == LISTEN_LIVEZ ? metrics_live(clock_ms() / 1000, why, sizeof why) : metrics_ready(clock_ms() / 1000, why, sizeof why);
-		n = snprintf(body, sizeof body, "%s\n", why);
-		respond(c, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", plain, "", body, (size_t)n);
+		n = snprintf(ls->body, sizeof ls->body, "%s\n", why);
+		respond(ls, c, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", plain, "", ls->body, (size_t)n);
 		break;
 	case LISTEN_METHOD:
-		respond(c, 405, "Method Not Allowed", plain, "Allow: GET\r\n", "only GET\n", 9);
+		respond(ls, c, 405, "Method Not Allowed", plain, "Allow: GET\r\n", "only GET\n", 9);
 		break;
 	case LISTEN_NOT_FOUND:
-		respond(c, 404, "Not Found", plain, "", "/metrics, /livez or /readyz\n", 28);
+		respond(ls, c, 404, "Not Found", plain, "", "/metrics, /livez or /readyz\n", 28);
 		break;
 	case LISTEN_TOO_LARGE:
-		respond(c, 431, "Request Header Fields Too Large", plain, "", "request head too large\n", 23);
+		respond(ls, c, 431, "Request Header Fields Too Large", plain, "", "request head too large\n", 23);
 		break;
 	case LISTEN_MORE:       /* the read deadline passed */
-		respond(c, 408, "Request Timeout", plain, "", "request not complete within 1s\n", 31);
+		respond(ls, c, 408, "Request Timeout", plain, "", "request not complete within 1s\n", 31);
 		break;
 	case LISTEN_BAD:
-		respond(c, 400, "Bad Request", plain, "", "not an HTTP/1.x request\n", 24);
+		respond(ls, c, 400, "Bad Request", plain, "", "not an HTTP/1.x request\n", 24);
 		break;
 	}
 	drop(c);
 }
 
 /* Reads what the client has sent; answers and closes once the head says enough, or on EOF. */
-static void take(struct conn *c)
+static void take(struct listener *ls, struct listen_conn *c)
 {
 	ssize_t got = recv(c->fd, c->head + c->n, sizeof c->head - c->n, MSG_DONTWAIT);
 	enum listen_verdict v;
@@ -267,14 +255,14 @@ static void take(struct conn *c)
 	}
 	c->n += (size_t)got;
 	if ((v = listen_request(c->head, c->n)) != LISTEN_MORE)
-		answer(c, v);
+		answer(ls, c, v);
 }
 
 /* The slot a new connection may take now: a free one, else the oldest once it is GRACE_MS
  * old (still open: the caller drops it); NULL when there is none yet. */
-static struct conn *slot(long long now)
+static struct listen_conn *slot(struct listener *ls, long long now)
 {
-	struct conn *old = &conns[0];
+	struct listen_conn *conns = ls->conns, *old = &conns[0];
 
 	for (int i = 0; i < LISTEN_CONNS; i++) {
 		if (conns[i].fd < 0)
@@ -285,16 +273,16 @@ static struct conn *slot(long long now)
 	return now - old->since >= GRACE_MS ? old : NULL;
 }
 
-static void accept_some(long long now)
+static void accept_some(struct listener *ls, long long now)
 {
 	for (int i = 0; i < ACCEPT_BURST; i++) {
-		struct conn *c = slot(now);
+		struct listen_conn *c = slot(ls, now);
 		int fd, size = SNDBUF;
 
 		if (!c)
 			return;     /* the rest wait in the backlog until a slot may be taken */
 		/* blocking or not makes no difference: every recv and send here says MSG_DONTWAIT */
-		fd = accept(lfd, NULL, NULL);
+		fd = accept(ls->fd, NULL, NULL);
 		/* out of descriptors: free one, so the backlog moves on next round */
 		if (fd < 0 && (errno == EMFILE || errno == ENFILE) && c->fd >= 0)
 			drop(c);
@@ -307,16 +295,17 @@ static void accept_some(long long now)
 		c->since = now;
 		c->n = 0;
 		/* a scraper sends its request with the connection: answered at once, the slot is free again */
-		take(c);
+		take(ls, c);
 	}
 }
 
 static void *serve(void *arg)
 {
+	struct listener *ls = arg;
+	struct listen_conn *conns = ls->conns;
 	struct pollfd pf[1 + LISTEN_CONNS];
 	int at[1 + LISTEN_CONNS];
 
-	(void)arg;
 	for (;;) {
 		long long now = clock_ms(), wait = LISTEN_READ_MS, oldest = now;
 		int n = 1;
@@ -332,7 +321,7 @@ static void *serve(void *arg)
 			pf[n++] = (struct pollfd){ conns[i].fd, POLLIN, 0 };
 		}
 		/* with no slot to give, new connections wait in the backlog: not polled until one is */
-		pf[0] = (struct pollfd){ lfd, slot(now) ? POLLIN : 0, 0 };
+		pf[0] = (struct pollfd){ ls->fd, slot(ls, now) ? POLLIN : 0, 0 };
 		if (!pf[0].events && oldest + GRACE_MS - now < wait)
 			wait = oldest + GRACE_MS - now;
 		if (poll(pf, (nfds_t)n, wait > 0 ? (int)wait : 0) < 0 && errno != EINTR) {
@@ -341,19 +330,19 @@ static void *serve(void *arg)
 		}
 		now = clock_ms();
 		for (int j = 1; j < n; j++) {
-			struct conn *c = &conns[at[j]];
+			struct listen_conn *c = &conns[at[j]];
 			if (c->fd >= 0 && pf[j].revents)
-				take(c);
+				take(ls, c);
 			if (c->fd >= 0 && now - c->since >= LISTEN_READ_MS)
-				answer(c, LISTEN_MORE);
+				answer(ls, c, LISTEN_MORE);
 		}
 		if (pf[0].revents)
-			accept_some(now);
+			accept_some(ls, now);
 	}
 	return NULL;
 }
 
-int listen_start(const char *addr, char *err, size_t errlen)
+int listen_start(struct listener *ls, const char *addr, char *err, size_t errlen)
 {
 	struct sockaddr_storage sa;
 	socklen_t salen;
@@ -364,8 +353,8 @@ int listen_start(const char *addr, char *err, size_t errlen)
 
 	if (listen_addr(addr, &sa, &salen, &any, err, errlen) < 0)
 		return text_fail(err, errlen, "listen address %.80s is not :PORT, IPv4:PORT or [IPv6]:PORT", addr);
-	lfd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (lfd < 0 && any && (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT)) {
+	ls->fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (ls->fd < 0 && any && (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT)) {
 		/* a host without IPv6: every IPv4 address then */
 		struct sockaddr_in *s4 = (struct sockaddr_in *)&sa;
 		in_port_t port = ((struct sockaddr_in6 *)&sa)->sin6_port;
@@ -374,33 +363,33 @@ int listen_start(const char *addr, char *err, size_t errlen)
 		s4->sin_addr.s_addr = htonl(INADDR_ANY);
 		s4->sin_port = port;
 		salen = sizeof *s4;
-		lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		ls->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	}
-	if (lfd < 0)
+	if (ls->fd < 0)
 		return text_fail(err, errlen, "cannot listen on %s: %s", addr, strerror(errno));
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	setsockopt(ls->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	if (any && sa.ss_family == AF_INET6)
-		setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
-	if (bind(lfd, (struct sockaddr *)&sa, salen) < 0 || listen(lfd, SOMAXCONN) < 0) {
+		setsockopt(ls->fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+	if (bind(ls->fd, (struct sockaddr *)&sa, salen) < 0 || listen(ls->fd, SOMAXCONN) < 0) {
 		text_fail(err, errlen, "cannot listen on %s: %s", addr, strerror(errno));
-		close(lfd);
-		lfd = -1;
+		close(ls->fd);
+		ls->fd = -1;
 		return -1;
 	}
 	for (int i = 0; i < LISTEN_CONNS; i++)
-		conns[i].fd = -1;
+		ls->conns[i].fd = -1;
 	/* the loop's thread keeps the signals: SIGTERM must stop it, not this one */
 	sigfillset(&all);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, STACK);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r = pthread_create(&th, &attr, serve, NULL);
+	r = pthread_create(&th, &attr, serve, ls);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (r != 0) {
-		close(lfd);
-		lfd = -1;
+		close(ls->fd);
+		ls->fd = -1;
 		return text_fail(err, errlen, "cannot start the listener's thread: %s", strerror(r));
 	}
 	return 0;

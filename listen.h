@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <sys/socket.h>
+#include "metrics.h"
 
 #define LISTEN_CONNS 16          /* connections served at once; a new one evicts the oldest */
 #define LISTEN_HEAD_MAX 2048     /* bytes of a request head; more gets 431 */
@@ -42,12 +43,29 @@ enum listen_verdict listen_request(const char *buf, size_t len);
 int listen_addr(const char *addr, struct sockaddr_storage *sa, socklen_t *salen, int *any, char *err,
     size_t errlen);
 
+/* One client: its socket, when it was accepted, and the head read so far. */
+struct listen_conn {
+	int fd;                        /* -1: free */
+	long long since;               /* clock_ms() at accept */
+	size_t n;
+	char head[LISTEN_HEAD_MAX];
+};
+
+/* The listener: its socket, its clients, what it renders and sends. Once started, its thread
+ * alone touches it. About 66 KB: its owner allocates it once. Its fields are listen.c's alone. */
+struct listener {
+	int fd;
+	struct listen_conn conns[LISTEN_CONNS];
+	char body[METRICS_TEXT_MAX];
+	char out[METRICS_TEXT_MAX + 256];
+};
+
 /*
- * Binds addr and starts the listener's thread (detached; the process ends it by exiting). The
- * thread reads the metrics and probes through metrics.h only. Call once, after metrics_init,
- * before anything else starts threads. Returns 0, or -1 with one line in err (a bad address,
- * or one that cannot be bound).
+ * Binds addr and starts the listener's thread on ls (detached; the process ends it by exiting;
+ * ls must live as long). The thread reads the metrics and probes through metrics.h only. Call
+ * once, after metrics_init, before anything else starts threads. Returns 0, or -1 with one line
+ * in err (a bad address, or one that cannot be bound).
  */
-int listen_start(const char *addr, char *err, size_t errlen);
+int listen_start(struct listener *ls, const char *addr, char *err, size_t errlen);
 
 #endif

@@ -248,6 +248,7 @@ struct process {
 	struct events events;
 	struct election el;
 	struct follow fw;
+	struct listener listener;
 };
 
 /* The gate of every change to a node: asked as its bytes are about to leave (kube_gate). */
@@ -299,7 +300,7 @@ int main(int argc, char **argv)
 	metrics_init(NODERECOVER_VERSION, pr->s.poll, KUBE_LIST_SECONDS, clock_ms() / 1000);
 	kube_observe(&pr->kc, metrics_api, NULL);
 	/* before anything is sent: an address that cannot be bound is a bad setting */
-	if (pr->s.mode == MODE_RUN && pr->s.listen && listen_start(pr->s.listen, err, sizeof err) < 0) {
+	if (pr->s.mode == MODE_RUN && pr->s.listen && listen_start(&pr->listener, pr->s.listen, err, sizeof err) < 0) {
 		fprintf(stderr, "noderecover: %s\n", err);
 		return 2;
 	}
