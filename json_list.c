@@ -37,6 +37,9 @@ int json_list_fail(struct json_list *l, size_t at, const char *why)
 	l->reason = why;
 	l->err_at = at;
 	l->st = S_FAILED;
+	/* a list that failed has no continue token nor resourceVersion, whatever part was read */
+	l->cont[0] = '\0';
+	l->rv[0] = '\0';
 	if (l->in_item)
 		return text_fail(l->err, sizeof l->err, "malformed %s at byte %zu (byte %zu of %s %d): %s", doc_name(l), at,
 		    at - item_at, l->kind[0] == C_STREAM ? "event" : "item", l->nitems + 1, why);
