@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include "clock.h"
 #include "lease.h"
 #include "text.h"
 
@@ -178,8 +179,12 @@ enum lease_result lease_try(struct lease *l, int64_t mono_ms, int64_t wall_sec, 
 		snprintf(what, sizeof what, "creating lease %s/%s", l->ns, l->name);
 		st = write_spec(l, what, NULL, &s, mono_ms);
 	} else if (st == 200) {
-		lease_observe(&l->seen, &r, mono_ms);
-		step = lease_decide(&l->seen, l->id, mono_ms, now, &s);
+		/* A record is seen when its answer arrives, not when the try began: a read held up
+		 * for longer than the Lease (a stalled path, a stopped process) must not date a
+		 * holder's fresh record back, or it would look expired the moment it is first seen. */
+		int64_t seen_ms = clock_ms();
+		lease_observe(&l->seen, &r, seen_ms);
+		step = lease_decide(&l->seen, l->id, seen_ms, now, &s);
 		if (step == LEASE_FOLLOW) {
 			l->leader = 0;
 			return LEASE_FOLLOWING;

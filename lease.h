@@ -106,7 +106,8 @@ enum lease_result {
  * One round of tryAcquireOrRenew, started at mono_ms (monotonic milliseconds) and wall (Unix
  * seconds and microseconds, for the MicroTimes written). The leader first PUTs on the record it
  * last wrote (client-go's fast path); otherwise, or when that fails, GET (404: POST), decide, PUT.
- * A renewal counts from mono_ms, the moment before its request was sent, never later.
+ * A renewal counts from mono_ms, the moment before its request was sent, never later; a record
+ * read counts from when its answer arrived (clock_ms then), never earlier.
  */
 enum lease_result lease_try(struct lease *l, int64_t mono_ms, int64_t wall_sec, long wall_usec);
 

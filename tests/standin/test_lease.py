@@ -159,6 +159,36 @@ class Lease(Case):
         self.assertEqual([r for r in self.by("a") if r.path.startswith("/api/v1/nodes")], [], self.ctx2(ea))
         self.assertIn("between our read and our write (409)", self.log(ea))
 
+    def test_a_slow_read_does_not_date_a_fresh_record_back(self):
+        """Must-fail: the Lease's first read is held 20 s, and its holder renews meanwhile (at
+        10 s), then stops. A record counts from when its answer arrived: a replica that dated it
+        from the start of its try saw it 20 s old at once, and took the Lease 2 s later from a
+        holder whose term had 13 s to run (the 60-minute soak caught this: a stalled path)."""
+        self.server(self.cluster(), tokens=TOK.values())
+
+        def record(rv):
+            renew = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+            return {"kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
+                    "metadata": {"name": LEASE, "namespace": NS, "uid": "u", "resourceVersion": str(rv)},
+                    "spec": {"holderIdentity": "other-0", "leaseDurationSeconds": 15,
+                             "acquireTime": renew, "renewTime": renew}}
+        with self.srv.lock:
+            self.srv.leases[(NS, LEASE)] = record(5)
+        self.srv.on(Fault("delay", seconds=20), times=1, method="GET",
+                    path_prefix="/apis/coordination.k8s.io/v1/namespaces/%s/leases" % NS)
+        t0 = time.monotonic()
+        a, ea = self.replica("a")
+        time.sleep(10)
+        with self.srv.lock:
+            self.srv.rv += 1
+            self.srv.leases[(NS, LEASE)] = record(self.srv.rv)
+        # the held read arrives at about 20 s: no take-over before it has stood 15 s from then
+        took = self.wait_holder("replica-a", 45)
+        at = time.monotonic() - t0
+        self.assertTrue(took, self.ctx2(ea))
+        self.assertGreaterEqual(at, 33, "took the Lease %.1fs after starting, %.1fs after the holder's last renewal"
+                                % (at, at - 10) + self.ctx2(ea))
+
     def test_no_lease_namespace_outside_a_pod(self):
         self.server(self.cluster())
         r = self.once(extra=["--leader-elect"])
