@@ -425,7 +425,7 @@ test_all() {
 	suite standin-model status standin-model sh tests/standin/run.sh tests/standin/refwatcher.py \
 		test_00_standin test_auth test_edges test_faults test_hostile test_paging test_prune \
 		test_run test_settings test_slow_body test_slow_headers test_taint \
-		test_storm test_exclude test_dryrun test_conflict test_access
+		test_storm test_exclude test_dryrun test_conflict test_access test_clock
 	suite image status image image_test
 	suite helm status helm helm_test
 	if [ "${NODERECOVER_SKIP_E2E:-}" = 1 ]; then

@@ -49,6 +49,8 @@ DEFAULTS = {"--prune-label": "github-runner.exadev.io/removable",
 stop = False
 storm = {"phase": "off", "since": 0.0}
 told = set()  # opted-out nodes already logged
+clock = {"skew": 0, "no_date_said": False, "server": None, "mono": 0.0}  # the API server's clock, as last listed
+CLOCK_SKEW_MAX = 5
 written = {}  # name -> the node as a successful write left it (None: deleted), for the watch's table
 
 
@@ -96,6 +98,7 @@ class Client:
     def __init__(self, s):
         self.s = s
         self.conn = None
+        self.date = None    # the Date header of the last answer
 
     def token(self):
         if not self.s.get("token_file"):
@@ -131,6 +134,7 @@ class Client:
                 self.conn.request(method, path, body=body, headers=h)
                 r = self.conn.getresponse()
                 data = r.read()
+                self.date = r.getheader("Date")
             except ssl.SSLCertVerificationError as e:
                 self.conn = None
                 raise Fail("TLS verification failed: %s" % e.verify_message)
@@ -165,10 +169,49 @@ def node_facts(n):
     return md, ready
 
 
+def server_now():
+    """The API server's time: its Date at the last list's start, advanced by the monotonic
+    clock (the local clock when it sent none the model can read)."""
+    if clock["server"] is None:
+        return time.time()
+    return clock["server"] + (time.monotonic() - clock["mono"])
+
+
 def since(c):
     t = datetime.datetime.strptime(c["lastTransitionTime"][:19], "%Y-%m-%dT%H:%M:%S").replace(
         tzinfo=datetime.timezone.utc)
-    return int((datetime.datetime.now(datetime.timezone.utc) - t).total_seconds())
+    return int(server_now() - t.timestamp())
+
+
+def server_time(date):
+    """The API server's clock from its Date header (IMF-fixdate only, as the binary reads it),
+    or None."""
+    if not date or not re.fullmatch(r"[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT", date):
+        return None
+    try:
+        return datetime.datetime.strptime(date, "%a, %d %b %Y %H:%M:%S GMT").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+    except ValueError:
+        return None
+
+
+def say_clock(local, date):
+    """One line when the local clock and the server's part by more than CLOCK_SKEW_MAX seconds,
+    one more each time that changes by as much; one when the server sends no readable Date."""
+    if date is None:
+        if not clock["no_date_said"]:
+            log("The API server's answer has no Date header noderecover can read; it goes by the local clock")
+        clock["no_date_said"] = True
+        return
+    skew = int(local) - int(date)
+    if abs(skew - clock["skew"]) <= CLOCK_SKEW_MAX:
+        return
+    clock["skew"] = skew
+    if abs(skew) <= CLOCK_SKEW_MAX:
+        log("The local clock agrees with the API server's again (within %ds)" % CLOCK_SKEW_MAX)
+    else:
+        log("The local clock is %ds %s the API server's; noderecover goes by the server's clock"
+            % (abs(skew), "behind" if skew < 0 else "ahead of"))
 
 
 def esc(k):
@@ -176,8 +219,8 @@ def esc(k):
 
 
 def one_pass(s, cl, table=None):
-    """List (or take the watch's table of nodes) and decide every node; False when an action
-    failed or was held back."""
+    """List (or take the watch's table of nodes) and decide every node: (False when an action
+    failed or was held back, seconds until a node seen Unknown crosses a threshold or None)."""
     if table is None:
         nodes, _ = list_nodes(s, cl)
     else:
@@ -204,6 +247,12 @@ def list_nodes(s, cl):
             continue
         if st != 200:
             raise Fail("listing nodes failed: HTTP %d" % st)
+        if not cont:
+            # thresholds go by the clock that wrote lastTransitionTime: the list's Date
+            local = time.time()
+            date = server_time(cl.date)
+            say_clock(local, date)
+            clock["server"], clock["mono"] = (date if date is not None else local), time.monotonic()
         try:
             d = json.loads(data)
             items = d["items"]
@@ -224,6 +273,7 @@ def list_nodes(s, cl):
 
 def decide(s, cl, nodes):
     ok = True
+    due = []
     unknown = sum(1 for n in nodes if (node_facts(n)[1] or {}).get("status") == "Unknown")
     mu = s["max_unknown"]
     limit = -1 if mu == "100%" else int(mu) if not mu.endswith("%") else max(1, int(mu[:-1]) * len(nodes) // 100)
@@ -288,6 +338,10 @@ def decide(s, cl, nodes):
         if r.get("status") != "Unknown":
             return
         age = since(r)
+        if age < s["taint"] and not oos:
+            due.append(s["taint"] - age)
+        if s["prune"] is not None and age < s["prune"] and labels.get(s["label"]) == "true":
+            due.append(s["prune"] - age)
         if s["prune"] is not None and age >= s["prune"] and labels.get(s["label"]) == "true" and \
                 excluded(name, labels, "deleting"):
             return
@@ -330,7 +384,7 @@ def decide(s, cl, nodes):
                 return "acted"
         if age < s["taint"] or oos or hold():
             return
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(server_now()))
         ops = [test]
         t = {"key": OOS, "value": "nodeshutdown", "effect": "NoExecute"}
         ops.append({"op": "add", "path": "/spec/taints/-", "value": t} if "taints" in (n.get("spec") or {})
@@ -363,7 +417,7 @@ def decide(s, cl, nodes):
             n = items[0]
     told.clear()
     told.update(telling)
-    return ok and not (holding and held[0])
+    return ok and not (holding and held[0]), min(due) if due else None
 
 
 GENERIC_422 = "the server rejected our request due to an error in our request"
@@ -753,7 +807,7 @@ def main(argv):
             return 1
     if mode == "once":
         try:
-            return 0 if one_pass(s, cl) else 1
+            return 0 if one_pass(s, cl)[0] else 1
         except Fail as e:
             log("pass failed: %s" % e)
             return 1
@@ -769,11 +823,13 @@ def main(argv):
         return 0
     try:
         while not stop:
+            due = None
             try:
-                one_pass(s, cl)
+                due = one_pass(s, cl)[1]
             except Fail as e:
                 log("pass failed: %s" % e)
-            end = time.monotonic() + s["poll"]
+            # wake when a node seen Unknown crosses its threshold, not a poll later
+            end = time.monotonic() + (min(s["poll"], due) if due is not None else s["poll"])
             while not stop and time.monotonic() < end:
                 time.sleep(0.05)
     except Stop:
