@@ -64,10 +64,12 @@ func scenarioConflictRetry(t *testing.T, c *cluster, tokenFile string) {
 	k := newKubelets(c.cs)
 	defer k.removeAll(ctx)
 	busy := []string{"s11-busy-0", "s11-busy-1", "s11-busy-2"}
-	// 3 Unknown of 30 nodes: within the storm guard's default limit of 15. The quiet nodes sort
-	// after the busy ones and a page holds one node: a pass reads the busy nodes, then 27 more
-	// pages, then patches them, 50 to 200 ms after it read them, as a pass over many nodes does.
-	const quiet = 27
+	// 3 Unknown of 103 nodes: within the storm guard's default limit (half). The quiet nodes sort
+	// after the busy ones and a page holds one node: a pass reads the busy nodes, then 100 more
+	// pages, then patches them, 100 to 400 ms after it read them, as a pass over many nodes
+	// does. (With 27 pages an idle machine read them all within 50 ms, one change of a busy
+	// node, and no patch was refused: the retry went unexercised.)
+	const quiet = 100
 	specs := []nodeSpec{{name: busy[0]}, {name: busy[1]}, {name: busy[2]}}
 	for i := 0; i < quiet; i++ {
 		specs = append(specs, nodeSpec{name: fmt.Sprintf("s11-quiet-%02d", i), alive: true})
@@ -166,7 +168,7 @@ func scenarioConflictRetry(t *testing.T, c *cluster, tokenFile string) {
 				name, next.Verb, next.RequestURI)
 		}
 	}
-	// Without a refusal the retry went unexercised and the scenario proved nothing; with 27
+	// Without a refusal the retry went unexercised and the scenario proved nothing; with 100
 	// pages between reading a busy node and patching it, most first patches are refused.
 	if refused == 0 {
 		t.Errorf("audit: none of the watcher's %d patches of the busy nodes was refused as changed: the retry was not exercised", patches)

@@ -803,18 +803,29 @@ func scenarioWatchCompaction(t *testing.T, c *cluster, tokenFile string) {
 		t.Fatalf("audit: the first watch after the restart asked for resourceVersion %d, not before the compaction (%d): the watcher did not resume from where it was",
 			oldRV, compacted)
 	}
-	if next := nodesReqs[first+1]; next.Verb != "list" || next.query("continue") != "" {
+	// A kube-apiserver still starting may answer a watch and close it before its 410 (the
+	// watcher then resumes from the same resourceVersion, as it should after a cut stream), so
+	// what is checked is what follows the last watch from a compacted resourceVersion: a list,
+	// and never a compacted watch again.
+	stale, lastStale := 0, -1
+	for i, r := range nodesReqs {
+		if r.Verb != "watch" {
+			continue
+		}
+		if rv, _ := strconv.ParseInt(r.query("resourceVersion"), 10, 64); rv < compacted {
+			stale++
+			lastStale = i
+		}
+	}
+	if lastStale+1 >= len(nodesReqs) {
+		t.Fatalf("audit: nothing after the last too-old watch: no relist")
+	}
+	if next := nodesReqs[lastStale+1]; next.Verb != "list" || next.query("continue") != "" {
 		t.Errorf("audit: after the too-old watch (resourceVersion %d, compacted at %d) the watcher sent %s %s, not a list (a relist)",
 			oldRV, compacted, next.Verb, next.RequestURI)
 	}
-	stale := 0
-	for _, r := range nodeWatches(nodesReqs) {
-		if rv, _ := strconv.ParseInt(r.query("resourceVersion"), 10, 64); rv < compacted {
-			stale++
-		}
-	}
-	if stale != 1 {
-		t.Errorf("audit: %d watches answered from a compacted resourceVersion, want exactly 1 (then a relist)", stale)
+	if stale < 1 || stale > 3 {
+		t.Errorf("audit: %d watches answered from a compacted resourceVersion, want 1 (or a few more cut by the restarting server), then a relist", stale)
 	}
 	if !regexp.MustCompile(`(?i)410|expired|too old`).MatchString(w.log()) {
 		t.Errorf("the watcher's log does not say the watch expired (410)")
