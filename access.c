@@ -109,7 +109,7 @@ static void user_name(struct kube *k, char *answer, char *out, size_t cap)
 	char user[256], why[160];
 	int st = kube_call(k, "asking who we are", "POST", SSR_PATH, body, sizeof body - 1, answer, ACCESS_ANSWER_MAX);
 
-	if (st >= 200 && st <= 299 && json_self_user(answer, strlen(answer), user, sizeof user, why, sizeof why) == 0)
+	if (kube_done(st) && json_self_user(answer, strlen(answer), user, sizeof user, why, sizeof why) == 0)
 		kube_clean(k, out, cap, user);
 	else
 		snprintf(out, cap, "this service account/user");
@@ -133,7 +133,7 @@ static enum access_result ask(struct kube *k, const struct settings *s, const st
 		return ACCESS_UNKNOWN;
 	}
 	st = kube_call(k, what, "POST", SSAR_PATH, body, (size_t)len, answer, sizeof answer);
-	if (st < 200 || st > 299) {
+	if (!kube_done(st)) {
 		text_fail(msg, cap, "Permission check not made: %s; going on without it (a missing permission "
 		    "will show as a refused request)", kube_error(k));
 		return ACCESS_UNKNOWN;

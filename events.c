@@ -153,7 +153,7 @@ static void post(struct events *e, const char *node, const char *uid, enum event
 	if (n >= 0)
 		st = kube_call_within(e->kc, EVENTS_DEADLINE_MS, what, "POST", EVENTS_PATH, body, (size_t)n, NULL, 0);
 	/* 409: a retry of a post that got through; the name is ours alone */
-	if (st / 100 == 2 || st == 409) {
+	if (kube_done(st) || st == 409) {
 		if (e->failing)
 			say("Events are posted again");
 		e->failing = 0;

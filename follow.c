@@ -93,7 +93,7 @@ static void ended(struct follow *f, enum kube_watch_end end, long retry_after)
 	if (end == KUBE_WATCH_OPEN)
 		return;
 	if (f->open)
-		kube_watch_close(&f->kc);
+		kube_watch_close(&f->w);
 	f->open = 0;
 	/* a stop is not a failure to report: the loop ends */
 	if (*f->stop)
@@ -178,7 +178,7 @@ static void relist(struct follow *f)
 	int64_t now;
 
 	if (f->open)
-		kube_watch_close(&f->kc);
+		kube_watch_close(&f->w);
 	f->open = 0;
 	pass_run(f->loop, &res);
 	now = clock_ms();
@@ -278,14 +278,14 @@ int64_t follow_step(struct follow *f, int64_t until)
 		next = min64(next, f->due_at);
 	if (!f->open)
 		return min64(next, f->retry_at);   /* past: at once, to watch again */
-	ended(f, kube_watch_read(&f->kc, &f->w, min64(next, f->heard + clock_span(FOLLOW_SILENCE_MS))), -1);
+	ended(f, kube_watch_read(&f->w, min64(next, f->heard + clock_span(FOLLOW_SILENCE_MS))), -1);
 	return clock_ms();
 }
 
 void follow_stop(struct follow *f)
 {
 	if (f->open)
-		kube_watch_close(&f->kc);
+		kube_watch_close(&f->w);
 	f->open = 0;
 	f->listed = 0;
 	f->relist_why = METRICS_RELIST_START;

@@ -118,30 +118,23 @@ int json_unescape(const char *s, size_t n, char *out, size_t cap)
 }
 
 /*
- * Decodes the checked string body s[0..n) into out[0..cap) for a log line: control characters
- * become spaces, and it is cut at a character boundary when too long.
+ * Decodes the checked string body s[0..n) for a log line into out[0..cap): made safe by
+ * text_clean's rules (the one policy for text a server sent), cut at a character boundary.
  */
 void json_str_log(const char *s, size_t n, char *out, size_t cap)
 {
+	char plain[JSON_LOG_MAX];
 	unsigned char u[4];
 	size_t i = 0, j = 0;
 
-	if (cap == 0)
-		return;
 	while (i < n) {
-		size_t at = i;
 		int k = next_char(s, n, &i, u);
-		/* a raw multi-byte character is copied whole or not at all */
-		while (k == 1 && u[0] >= 0x80 && i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
-			i++, k++;
-		if ((size_t)k >= cap - j)
+		if ((size_t)k > sizeof plain - j)
 			break;
-		if (k == 1 && (u[0] < 0x20 || u[0] == 0x7f))
-			u[0] = ' ';
-		memcpy(out + j, k > 1 && s[at] != '\\' ? (const unsigned char *)s + at : u, (size_t)k);
+		memcpy(plain + j, u, (size_t)k);
 		j += (size_t)k;
 	}
-	out[j] = '\0';
+	text_clean(out, cap, plain, j, NULL, 0);
 }
 
 /* ---- The token walker ---- */

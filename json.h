@@ -179,9 +179,9 @@ int json_check(const char *s, size_t len, size_t *at, char *why, size_t whylen);
 int json_unescape(const char *s, size_t n, char *out, size_t cap);
 
 /*
- * Reads a Status object's reason and message (for a refused request), each unescaped and
- * cut at a character boundary to fit its buffer, control characters made spaces so either is
- * safe in one log line; the first of a key written twice counts. Returns 0 ("" for a member
+ * Reads a Status object's reason and message (for a refused request), each unescaped, made
+ * safe for one log line by text_clean's rules (control characters '?') and cut at a character
+ * boundary to fit its buffer; the first of a key written twice counts. Returns 0 ("" for a member
  * that is absent or not a string), or -1 when the body is not a valid JSON object (then both "").
  */
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen);

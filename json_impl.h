@@ -66,7 +66,9 @@ int json_scan_end(struct json_list *l);
 int json_escape_value(int c);
 /* Whether the string body s[0..n) decodes to exactly lit[0..ln). */
 int json_str_eq(const char *s, size_t n, const char *lit, size_t ln);
-/* The string body s[0..n) into out[0..cap) for a log line: controls made spaces, cut at a character. */
+/* The string body s[0..n) into out[0..cap) for a log line (text_clean's rules), cut at a
+ * character; at most JSON_LOG_MAX decoded bytes are looked at (a log line is shorter). */
+#define JSON_LOG_MAX 1024
 void json_str_log(const char *s, size_t n, char *out, size_t cap);
 
 #endif

@@ -334,7 +334,7 @@ static int call_bounded(struct kube *k, const struct http_bounds *b, const char 
 		return TEXT_FAIL(k, "%s: path too long", what);
 	if (request(k, method, full, body ? "application/json" : NULL, body, len, b, KUBE_RETRIES, &r) < 0)
 		return prefix_reason(k, what);
-	if (r.status < 200 || r.status > 299) {
+	if (!kube_done(r.status)) {
 		refusal_reason(k, what, &r);
 		return r.status;
 	}
@@ -609,8 +609,9 @@ enum kube_watch_end kube_watch_open(struct kube *k, struct kube_watch *w, const 
 	return KUBE_WATCH_OPEN;
 }
 
-enum kube_watch_end kube_watch_read(struct kube *k, struct kube_watch *w, int64_t until)
+enum kube_watch_end kube_watch_read(struct kube_watch *w, int64_t until)
 {
+	struct kube *k = w->k;
 	struct json_list *l = &k->reader;
 	char chunk[READ_CHUNK];
 	int seen = l->nitems;
@@ -641,14 +642,14 @@ enum kube_watch_end kube_watch_read(struct kube *k, struct kube_watch *w, int64_
 			return w->end;
 		}
 		/* the caller decides on what the events changed, then reads on */
-		if (w->k->reader.nitems != seen || clock_ms() >= until)
+		if (l->nitems != seen || clock_ms() >= until)
 			return KUBE_WATCH_OPEN;
 	}
 }
 
-void kube_watch_close(struct kube *k)
+void kube_watch_close(struct kube_watch *w)
 {
-	http_close(&k->http);
+	http_close(&w->k->http);
 }
 
 /* What kube_get_node keeps of its one-item list. */

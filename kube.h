@@ -159,6 +159,12 @@ int kube_call(struct kube *k, const char *what, const char *method, const char *
 int kube_call_within(struct kube *k, long ms, const char *what, const char *method, const char *path,
     const char *body, size_t len, char *out, size_t cap);
 
+/* Did a kube_call status say the server did it (2xx)? -1 and every other status: no. */
+static inline int kube_done(int status)
+{
+	return status >= 200 && status <= 299;
+}
+
 const char *kube_error(const struct kube *k);
 
 /*
@@ -190,7 +196,7 @@ enum kube_watch_end {
 
 /* A watch stream being read (its object on the connection's reader). Its fields are kube.c's. */
 struct kube_watch {
-	struct kube *k;                /* the connection it is read on */
+	struct kube *k;                /* the connection it is read on, set by kube_watch_open */
 	const struct node_keys *keys;
 	kube_event_fn fn;
 	void *ctx;
@@ -212,10 +218,10 @@ enum kube_watch_end kube_watch_open(struct kube *k, struct kube_watch *w, const 
  * a read brought whole events (so the caller can decide on them), or the stream ends.
  * KUBE_WATCH_OPEN: the stream is still open; anything else: it is over (why in kube_error()).
  */
-enum kube_watch_end kube_watch_read(struct kube *k, struct kube_watch *w, int64_t until);
+enum kube_watch_end kube_watch_read(struct kube_watch *w, int64_t until);
 
-/* Drops the stream (the connection is closed). */
-void kube_watch_close(struct kube *k);
+/* Drops the stream (its connection is closed). */
+void kube_watch_close(struct kube_watch *w);
 
 /*
  * Makes s, text the server sent (a user name, a review's reason), fit for one log line as the

@@ -19,7 +19,7 @@
 #include "text.h"
 #include "yaml.h"
 
-#define KC_SHOWN 64                /* a name from the file is cut to this in a message */
+#define KC_SHOWN 68                /* a name from the file is cut to fit this, its NUL included, in a message */
 #define KC_PATH_SHOWN 512          /* a file's path is cut to this in the target's source */
 
 /* One file of the merge. */
@@ -38,19 +38,11 @@ struct kc {
  * the file's name and the line in front once, when it is over. */
 #define kc_fail(k, at, ...) ((k)->errline = (at), (k)->failed = 1, text_fail((k)->err, (k)->errlen, __VA_ARGS__))
 
-/* A name from the file, made safe for a log line: control bytes and quotes become '?', long ones are cut. */
+/* A name from the file, made safe for a message by text_clean's rules (the one policy for text
+ * from outside) and cut to fit buf. */
 static const char *shown(const char *s, char *buf, size_t n)
 {
-	size_t i;
-
-	for (i = 0; s[i] && i + 4 < n && i < KC_SHOWN; i++) {
-		unsigned char c = (unsigned char)s[i];
-		buf[i] = c < 0x20 || c == 0x7f || c == '"' || c == '\\' ? '?' : (char)c;
-	}
-	if (s[i])
-		buf[i++] = '.', buf[i++] = '.', buf[i++] = '.';
-	buf[i] = '\0';
-	return buf;
+	return text_clean(buf, n, s, strlen(s), NULL, 0);
 }
 
 /* ---- base64 and files ---- */
@@ -207,7 +199,7 @@ static int load_pem(struct kc *k, int m, const char *what, const char *datakey,
 	if (!p)
 		return 0;
 	{
-		char path[TARGET_PATH_MAX], sb[KC_SHOWN + 4], why[KC_SHOWN + 128];
+		char path[TARGET_PATH_MAX], sb[KC_SHOWN], why[KC_SHOWN + 128];
 		int r;
 		line = k->nodes[get(k, m, pathkey)].line;
 		if (resolve(k, line, what, p, path, sizeof path))
@@ -230,7 +222,7 @@ static int load_pem(struct kc *k, int m, const char *what, const char *datakey,
  */
 static int find_in(struct kc *k, const char *lkey, const char *name, int *entry)
 {
-	char nb[KC_SHOWN + 4];
+	char nb[KC_SHOWN];
 	int list = get(k, k->root, lkey), found = -1;
 
 	if (list == -2)
@@ -267,7 +259,7 @@ static int find_in(struct kc *k, const char *lkey, const char *name, int *entry)
 static int find_named(struct kc *f, int n, struct kc *all, const char *lkey, const char *ekey,
     const char *name, const char *who, struct kc **in, int *body)
 {
-	char nb[KC_SHOWN + 4];
+	char nb[KC_SHOWN];
 	int e = -1, b, r = 0, i, lists = 0;
 
 	for (i = 0; i < n && r == 0; i++) {
@@ -318,7 +310,7 @@ static int check_server(struct kc *k, int line, const char *what, const char *s,
 
 static int read_cluster(struct kc *k, int c, const char *name, struct kube_target *t)
 {
-	char what[KC_SHOWN + 32], nb[KC_SHOWN + 4];
+	char what[KC_SHOWN + 32], nb[KC_SHOWN];
 	const char *s;
 	int v;
 
@@ -373,7 +365,7 @@ static int read_user(struct kc *k, int u, const char *name, struct kube_target *
 		{ "as-groups", "impersonation (as, as-uid, as-groups, as-user-extra) is not supported" },
 		{ "as-user-extra", "impersonation (as, as-uid, as-groups, as-user-extra) is not supported" },
 	};
-	char what[KC_SHOWN + 32], nb[KC_SHOWN + 4];
+	char what[KC_SHOWN + 32], nb[KC_SHOWN];
 	const char *token, *tfile;
 	int v;
 
@@ -396,7 +388,7 @@ static int read_user(struct kc *k, int u, const char *name, struct kube_target *
 		    what);
 	if (tfile) {
 		/* the file wins over an inline token, as in client-go, and is re-read by kube.c */
-		char sb[KC_SHOWN + 4];
+		char sb[KC_SHOWN];
 		int line = k->nodes[get(k, u, "tokenFile")].line;
 		struct stat st;
 		if (resolve(k, line, what, tfile, t->token_file, sizeof t->token_file))
@@ -428,7 +420,7 @@ static int read_user(struct kc *k, int u, const char *name, struct kube_target *
  */
 static int read_config(struct kc *f, int n, struct kc *all, const char *context, struct kube_target *t)
 {
-	char who[KC_SHOWN + 32], nb[KC_SHOWN + 4], nb2[KC_SHOWN + 4], nb3[KC_SHOWN + 4];
+	char who[KC_SHOWN + 32], nb[KC_SHOWN], nb2[KC_SHOWN], nb3[KC_SHOWN];
 	const char *cc = context, *cl, *us;
 	struct kc *fx, *fc, *fu;
 	int ctx, clu, usr, w;
@@ -472,7 +464,7 @@ static int read_config(struct kc *f, int n, struct kc *all, const char *context,
 }
 
 /* Puts "kubeconfig NAME: line N: " in front of the reason. */
-static void say_where(const struct kc *k)
+static void put_where(const struct kc *k)
 {
 	char why[1024];
 
@@ -539,7 +531,7 @@ int kubeconfig_merge(const struct kubeconfig_text *x, int n, const char *context
 		kube_target_free(t);
 		for (i = 0; i < n && !f[i].failed; i++)
 			;
-		say_where(i < n ? &f[i] : &all);
+		put_where(i < n ? &f[i] : &all);
 	}
 	return r ? -1 : 0;
 }

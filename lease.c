@@ -131,7 +131,7 @@ static int lease_request(struct lease *l, const char *what, const char *method, 
 
 	snprintf(path, sizeof path, "%s%s%s", l->path, strcmp(method, "POST") ? "/" : "", strcmp(method, "POST") ? l->name : "");
 	st = kube_call(l->k, what, method, path, body, body ? strlen(body) : 0, l->answer, sizeof l->answer);
-	if (st < 200 || st > 299) {
+	if (!kube_done(st)) {
 		TEXT_FAIL(l, "%s", kube_error(l->k));
 		return st;
 	}
@@ -149,7 +149,7 @@ static int write_spec(struct lease *l, const char *what, const char *rv, const s
 	if (lease_body(l->body, sizeof l->body, l->ns, l->name, rv, s) < 0)
 		return TEXT_FAIL(l, "%s: the Lease does not fit in %d bytes", what, LEASE_BODY_MAX);
 	st = lease_request(l, what, rv ? "PUT" : "POST", l->body, &r);
-	if (st >= 200 && st <= 299)
+	if (kube_done(st))
 		lease_observe(&l->seen, &r, mono_ms);
 	return st;
 }
@@ -193,7 +193,7 @@ enum lease_result lease_try(struct lease *l, int64_t mono_ms, int64_t wall_sec, 
 		    l->ns, l->name);
 		st = write_spec(l, what, l->seen.rec.rv, &s, mono_ms);
 	}
-	if (st >= 200 && st <= 299) {
+	if (kube_done(st)) {
 		l->leader = 1;
 		l->renewed_ms = mono_ms;
 		return LEASE_LEADING;
@@ -241,7 +241,7 @@ enum lease_result lease_release(struct lease *l, int64_t wall_sec, long wall_use
 		}
 		struct lease_spec s = { "", 1, now, now, l->seen.rec.transitions };
 		st = write_spec(l, what, l->seen.rec.rv, &s, l->seen.since_ms);
-		if (st >= 200 && st <= 299)
+		if (kube_done(st))
 			return LEASE_RELEASED;
 		if (st != 409)
 			return LEASE_FAILED;
