@@ -267,8 +267,13 @@ enum acted {
 	ACTED_FAILED = -1,  /* it failed the pass (said) */
 	ACTED_DONE = 0,     /* done, or nothing to do (said) */
 	ACTED_CHANGED,      /* the node changed since it was read: read it again, decide again */
-	ACTED_NOT_LEADER    /* this replica may not write now: the rest is another's */
+	ACTED_NOT_LEADER,   /* this replica may not write now: the rest is another's */
+	ACTED_UNNEEDED      /* read again after it changed, it needs nothing now (not said: decide counts) */
 };
+/* The "changed since it was listed; nothing to do now" lines one pass writes; the rest are one
+ * line with their number. Not a fault: after a leader change, or as many nodes return at once,
+ * another writer got there first, and a line per node would be a flood. */
+#define UNNEEDED_SAID_MAX 3
 
 static enum acted not_leader(const struct pass_kept *k)
 {
@@ -342,7 +347,8 @@ static enum acted act_once(struct pass_loop *l, const struct pass_kept *k, int64
  * Does one decided action. When the node changed since it was listed (a failed test op or
  * delete precondition), reads it again, decides again with the pass's summary and the guard's
  * verdict, and tries again with its new resourceVersion, a few times, as client-go's conflict
- * retry does: a node another client changes often must not starve. Never ACTED_CHANGED.
+ * retry does: a node another client changes often must not starve. Never ACTED_CHANGED;
+ * ACTED_UNNEEDED when, read again, it needs nothing.
  */
 static enum acted act(struct pass_loop *l, const struct pass *p, struct pass_kept *k, int holding)
 {
@@ -373,8 +379,7 @@ static enum acted act(struct pass_loop *l, const struct pass *p, struct pass_kep
 		policy_resolve(&k->v, &p->sum, holding);
 		if (k->v.action == POLICY_NONE) {
 			count(first, METRICS_CHANGED);
-			say("%s changed since it was listed; nothing to do now", k->f.name);
-			return ACTED_DONE;
+			return ACTED_UNNEEDED;
 		}
 		r = act_once(l, k, pass_now(p));
 	}
@@ -427,7 +432,7 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 	const struct settings *s = l->s;
 	struct policy_limit lim = { s->max_unknown, s->max_unknown_percent };
 	long limit;
-	int held = 0;
+	int held = 0, unneeded = 0;
 
 	res->failed = p->unreadable > 0;
 	metrics_nodes(p->ready, p->sum.etcd_ready);
@@ -451,13 +456,17 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 			res->failed = 1;
 		}
 		enum acted a = act(l, p, k, policy_storm_holds(&l->storm));
-		res->failed |= a != ACTED_DONE;
+		if (a == ACTED_UNNEEDED && ++unneeded <= UNNEEDED_SAID_MAX)
+			say("%s changed since it was listed; nothing to do now", k->f.name);
+		res->failed |= a != ACTED_DONE && a != ACTED_UNNEEDED;
 		/* what was written shows in the node's next event: until then its entry is old */
 		if (a == ACTED_DONE && l->table && k->v.action != POLICY_NONE)
 			table_acted(l->table, k->f.name);
 		if (a == ACTED_NOT_LEADER)
 			break;   /* not the leader any more: the rest is another replica's */
 	}
+	if (unneeded > UNNEEDED_SAID_MAX)
+		say("%d more nodes changed since they were listed; nothing to do now for them either", unneeded - UNNEEDED_SAID_MAX);
 	/* a round over part of the table keeps what it did not see said */
 	if (all || l->ntold + l->ntelling > PASS_KEEP_MAX)
 		l->ntold = 0;

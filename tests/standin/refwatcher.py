@@ -397,12 +397,15 @@ def decide(s, cl, nodes):
         ok &= res
         return "acted"
 
+    unneeded = 0
     for n in nodes:
         for tries in range(4):
             res = handle(n)
             if res != "changed":
                 if tries and res != "acted":
-                    log("%s changed since it was listed; nothing to do now" % n["metadata"]["name"])
+                    unneeded += 1
+                    if unneeded <= 3:
+                        log("%s changed since it was listed; nothing to do now" % n["metadata"]["name"])
                 break
             name = n["metadata"]["name"]
             if tries == 3:
@@ -415,6 +418,8 @@ def decide(s, cl, nodes):
                 ok = ok and st == 200
                 break
             n = items[0]
+    if unneeded > 3:
+        log("%d more nodes changed since they were listed; nothing to do now for them either" % (unneeded - 3))
     told.clear()
     told.update(telling)
     return ok and not (holding and held[0]), min(due) if due else None

@@ -71,6 +71,21 @@ class Conflict(Case):
         self.assertEqual([q.status for q in self.srv.reqs("PATCH", node="back")], [422], self.ctx(r))
         self.assertLog(r, "back changed since it was listed; nothing to do now")
 
+    def test_must_fail_many_unneeded_retries_are_not_a_flood(self):
+        # Six nodes come back between the list and their patches (as after a leader change,
+        # when the other replica got there first): three lines name a node, one counts the rest.
+        names = ["back-%d" % i for i in range(6)]
+        self.server(cluster(*([uk(n, since=400) for n in names] + healthy(8, prefix="more"))))
+        for n in names:
+            self.srv.before(churn(n, 1, mutate=come_back))
+        r = self.once(taint_after=60)
+        self.assertRc(r, 0)
+        for n in names:
+            self.assertEqual(self.oos_taints(n), [], self.ctx(r))
+        said = [ln for ln in r.lines if "changed since it was listed; nothing to do now" in ln]
+        self.assertEqual(len(said), 3, "a line per node is a flood" + self.ctx(r))
+        self.assertLog(r, "3 more nodes changed since they were listed; nothing to do now for them either")
+
     def test_bounded_when_it_never_stops_changing(self):
         self.server(cluster(uk("storm-of-writes", since=400)))
         self.srv.before(churn("storm-of-writes", 1000))
