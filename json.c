@@ -100,41 +100,49 @@ int json_str_eq(const char *s, size_t n, const char *lit, size_t ln)
 	return j == ln;
 }
 
-/* The checked string body s[0..n) into out[0..cap), NUL-terminated. */
-int json_unescape(const char *s, size_t n, char *out, size_t cap)
+/*
+ * The checked string body s[0..n) decoded into out[0..cap), NUL-terminated. cut: a text that
+ * does not fit ends at the last whole character that does, and one holding \u0000 ends there;
+ * otherwise either fails. Returns the length, or -1.
+ */
+static int decode(const char *s, size_t n, char *out, size_t cap, int cut)
 {
 	unsigned char u[4];
 	size_t i = 0, j = 0;
 
+	if (cap == 0)
+		return -1;
 	while (i < n) {
+		size_t at = i;
 		int k = next_char(s, n, &i, u);
-		if ((k == 1 && u[0] == 0) || (size_t)k >= cap - j)
-			return -1;
-		memcpy(out + j, u, (size_t)k);
+		const unsigned char *from = u;
+		/* a raw multi-byte character, which next_char gives a byte at a time, goes whole or not at all */
+		if (k == 1 && u[0] >= 0x80) {
+			while (i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
+				i++;
+			k = (int)(i - at);
+			from = (const unsigned char *)s + at;
+		}
+		if ((k == 1 && u[0] == 0) || (size_t)k >= cap - j) {
+			if (!cut)
+				return -1;
+			break;
+		}
+		memcpy(out + j, from, (size_t)k);
 		j += (size_t)k;
 	}
 	out[j] = '\0';
 	return (int)j;
 }
 
-/*
- * Decodes the checked string body s[0..n) for a log line into out[0..cap): made safe by
- * text_clean's rules (the one policy for text a server sent), cut at a character boundary.
- */
+int json_unescape(const char *s, size_t n, char *out, size_t cap)
+{
+	return decode(s, n, out, cap, 0);
+}
+
 void json_str_log(const char *s, size_t n, char *out, size_t cap)
 {
-	char plain[JSON_LOG_MAX];
-	unsigned char u[4];
-	size_t i = 0, j = 0;
-
-	while (i < n) {
-		int k = next_char(s, n, &i, u);
-		if ((size_t)k > sizeof plain - j)
-			break;
-		memcpy(plain + j, u, (size_t)k);
-		j += (size_t)k;
-	}
-	text_clean(out, cap, plain, j, NULL, 0);
+	decode(s, n, out, cap, 1);
 }
 
 /* ---- The token walker ---- */

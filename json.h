@@ -179,9 +179,10 @@ int json_check(const char *s, size_t len, size_t *at, char *why, size_t whylen);
 int json_unescape(const char *s, size_t n, char *out, size_t cap);
 
 /*
- * Reads a Status object's reason and message (for a refused request), each unescaped, made
- * safe for one log line by text_clean's rules (control characters '?') and cut at a character
- * boundary to fit its buffer; the first of a key written twice counts. Returns 0 ("" for a member
+ * Reads a Status object's reason and message (for a refused request), each decoded as sent and
+ * cut at a character boundary (or a \u0000) to fit its buffer: text from the server, which the
+ * caller cleans (kube_clean: one line, the token redacted) before it logs it; the first of a key
+ * written twice counts. Returns 0 ("" for a member
  * that is absent or not a string), or -1 when the body is not a valid JSON object (then both "").
  */
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen);
@@ -213,8 +214,8 @@ int json_lease(const char *body, size_t len, struct json_lease *l, char *why, si
 /*
  * Reads the answer to a SelfSubjectAccessReview: *allowed is 1 when status.allowed is true, 0
  * when it is false (status.denied true or absent: either way the request would be refused);
- * status.reason, when a string, goes to reason[0..rlen) made safe for a log line as by
- * json_status ("" otherwise). Returns 0, or -1 with *allowed 0 and one line in why when the
+ * status.reason, when a string, goes to reason[0..rlen) as by json_status, to be cleaned by the
+ * caller ("" otherwise). Returns 0, or -1 with *allowed 0 and one line in why when the
  * answer cannot be trusted: not one valid JSON object, status not an object, status.allowed
  * absent or not a boolean, status.denied not a boolean, a member on the way written twice, or
  * allowed and denied both true.
@@ -223,8 +224,8 @@ int json_access_review(const char *body, size_t len, int *allowed, char *reason,
     size_t whylen);
 
 /*
- * Reads the user a SelfSubjectReview names (status.userInfo.username) into user[0..cap), made
- * safe for a log line as by json_status (cut at a character boundary to fit). Returns 0, or -1
+ * Reads the user a SelfSubjectReview names (status.userInfo.username) into user[0..cap), as by
+ * json_status (decoded, cut to fit, to be cleaned by the caller). Returns 0, or -1
  * with one line in why (user "") when the body is not one valid JSON object, a member on the
  * way is not an object or is written twice, or the name is absent, not a string or empty.
  */

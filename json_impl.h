@@ -66,9 +66,8 @@ int json_scan_end(struct json_list *l);
 int json_escape_value(int c);
 /* Whether the string body s[0..n) decodes to exactly lit[0..ln). */
 int json_str_eq(const char *s, size_t n, const char *lit, size_t ln);
-/* The string body s[0..n) into out[0..cap) for a log line (text_clean's rules), cut at a
- * character; at most JSON_LOG_MAX decoded bytes are looked at (a log line is shorter). */
-#define JSON_LOG_MAX 1024
+/* The string body s[0..n) decoded into out[0..cap) as sent, cut at a character to fit (or at a
+ * \u0000): text from the server for a log line, which its caller cleans (kube_clean). */
 void json_str_log(const char *s, size_t n, char *out, size_t cap);
 
 #endif

@@ -314,8 +314,8 @@ static enum kube_result refusal_reason(struct kube *k, const char *what, const s
 	}
 	changed = r->status == 422 && strcmp(reason, "Invalid") == 0 && strcmp(msg, PATCH_NOT_APPLIED) == 0;
 	/* the server's words may echo the token, or be anything but one line of text */
-	text_clean(said, sizeof said, msg, strlen(msg), k->token, strlen(k->token));
-	text_clean(why, sizeof why, reason, strlen(reason), k->token, strlen(k->token));
+	kube_clean(k, said, sizeof said, msg);
+	kube_clean(k, why, sizeof why, reason);
 	TEXT_FAIL(k, "%s: HTTP %d%s%s%s%s", what, r->status, why[0] ? " " : "", why,
 	    said[0] ? ": " : "", said);
 	return changed ? KUBE_CHANGED : KUBE_FAILED;
@@ -542,14 +542,15 @@ static int on_event(void *ctx, const char *type, const struct json_item *obj)
 		    w->k->reader.nitems, type, KUBE_NODE_MAX / 1024, obj->len);
 	ev.type = (enum kube_event_type)t;
 	if (ev.type == KUBE_ERROR) {
-		char reason[64], msg[300];
+		char reason[64], msg[300], reason_said[100], msg_said[400];
 		ev.rv = "";
 		w->fn(w->ctx, &ev);
 		if (json_status(obj->p, obj->len, reason, sizeof reason, msg, sizeof msg) < 0)
 			return watch_stop(w, KUBE_WATCH_BROKEN, "event %d: an ERROR whose object is not a Status", w->k->reader.nitems);
 		/* the cacher's 410 for a resourceVersion it no longer has: only a new list helps */
 		return watch_stop(w, strcmp(reason, "Expired") == 0 || strcmp(reason, "Gone") == 0 ? KUBE_WATCH_EXPIRED
-		    : KUBE_WATCH_FAILED, "the server ended the watch: %s%s%s", reason, reason[0] ? ": " : "", msg);
+		    : KUBE_WATCH_FAILED, "the server ended the watch: %s%s%s", kube_clean(w->k, reason_said, sizeof reason_said, reason),
+		    reason[0] ? ": " : "", kube_clean(w->k, msg_said, sizeof msg_said, msg));
 	}
 	if (json_item_string(obj, JSON_KIND, kind, sizeof kind, why, sizeof why) < 0 || strcmp(kind, "Node") != 0)
 		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d (%s) is not about a Node (%s)", w->k->reader.nitems, type,

@@ -327,6 +327,18 @@ class Resume(WatchCase):
     def test_error_event_500_backs_off(self):
         self.backs_off(lambda: self.srv.on(Fault("watch", error=500), times=None, watch=True))
 
+    def test_must_fail_error_event_echoing_the_token_is_one_clean_line(self):
+        # An ERROR event whose Status echoes the token (a proxy quoting the request) across lines:
+        # its line says the server ended the watch, the token redacted, nothing forged.
+        self.run_watching(cluster())
+        self.srv.watch_error(code=500, reason="Internal\nError",
+                             message="echo %s\n2026-01-01T00:00:00Z Tainted forged" % self.TOKEN)
+        self.wait(lambda: len(self.srv.watches()) >= 2, 15, "a watch again after the ERROR event")
+        r = self.stop()
+        self.assertLog(r, "the server ended the watch: Internal?Error: echo [redacted]?2026-01-01T00:00:00Z Tainted forged")
+        self.assertFalse(any(self.TOKEN[9:25] in ln for ln in r.lines), "the token in the log" + self.ctx(r))
+        self.assertFalse(any(ln.startswith("2026-01-01T00:00:00Z") for ln in r.lines), "a forged line" + self.ctx(r))
+
     def test_stream_cut_mid_event_backs_off(self):
         self.backs_off(lambda: self.srv.on(Fault("watch", cut_after=0), times=None, watch=True))
 
