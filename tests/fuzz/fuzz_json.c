@@ -2,7 +2,8 @@
  * Fuzz target for json.c: a NodeList body fed to json_list_feed in pieces whose sizes come
  * from the input, each item read by json_node_facts; the same body fed whole must give the same
  * items, facts, reasons and result. Then json_check (it must accept what the list accepted),
- * json_status, json_access_review and json_self_user on the body.
+ * json_status, json_access_review and json_self_user on the body: their text, decoded as sent,
+ * must become one clean line through text_clean, as kube_clean makes it before a log holds it.
  * Input: byte 0 picks the piece sizes, byte 1 the item buffer's size and when item() stops
  * the list, byte 2 json_status's buffer sizes; the rest is the document.
  */
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "text.h"
 
 static const struct node_keys keys = { "github-runner.exadev.io/removable",
 	"github-runner.exadev/out-of-service-applied-at", "github-runner.exadev.io/no-recovery" };
@@ -34,6 +36,18 @@ static void bug(const char *what)
 {
 	fprintf(stderr, "fuzz_json: %s\n", what);
 	abort();
+}
+
+/* Server text as kube_clean makes it for a log line (text_clean with the token): one line,
+ * no control byte, whatever json.c decoded. */
+static void loggable(const char *s, const char *what)
+{
+	char out[1200];
+
+	text_clean(out, sizeof out, s, strlen(s), "sa-token-fuzz", 13);
+	for (const char *p = out; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			bug(what);
 }
 
 static void check_facts(const struct node_facts *f)
@@ -162,12 +176,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_status(body, n, reason, rlen, msg, mlen);
 	if (!memchr(reason, 0, rlen) || !memchr(msg, 0, mlen))
 		bug("json_status output not terminated");
-	for (const char *p = reason; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			bug("control byte in json_status reason");
-	for (const char *p = msg; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			bug("control byte in json_status message");
+	loggable(reason, "control byte in json_status reason once cleaned");
+	loggable(msg, "control byte in json_status message once cleaned");
 	/* the permission check's readers: a verdict only from a document json_check accepts */
 	int allowed = -1;
 	if (json_access_review(body, n, &allowed, reason, rlen, why, sizeof why) == 0) {
@@ -180,9 +190,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (json_self_user(body, n, msg, mlen, why, sizeof why) == 0 && (!msg[0] || !memchr(msg, 0, mlen)))
 		bug("json_self_user gave an empty or unterminated name");
-	for (const char *p = msg; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			bug("control byte in json_self_user name");
+	loggable(msg, "control byte in json_self_user name once cleaned");
 	free(reason);
 	free(msg);
 	free(body);

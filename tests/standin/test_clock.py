@@ -1,4 +1,5 @@
 """Time by the API server's clock (its Date header), and acting when a threshold is crossed."""
+import re
 import time
 import unittest
 
@@ -6,6 +7,14 @@ import fixtures
 from harness import Case, healthy, uk
 
 HOUR = 3600
+SKEW = re.compile(r"The local clock is (\d+)s (ahead of|behind) the API server's")
+
+
+def skew_said(r, way):
+    """The lines saying the local clock is about an hour `way` ("ahead of" or "behind") the
+    server's: the Date has whole seconds and the host reads its clock a moment later, so on a
+    loaded machine 3600 give or take a few (what is proved is an hour, not the second)."""
+    return [ln for ln in r.lines if (m := SKEW.search(ln)) and m.group(2) == way and abs(int(m.group(1)) - HOUR) <= 5]
 
 
 def cluster(*nodes):
@@ -21,7 +30,7 @@ class Clock(Case):
         r = self.once(taint_after=300)
         self.assertEqual(r.rc, 0, self.ctx(r))
         self.assertUntouched("agent-1", r)
-        self.assertLog(r, "The local clock is 3600s ahead of the API server's")
+        self.assertEqual(len(skew_said(r, "ahead of")), 1, self.ctx(r))
 
     def test_server_an_hour_ahead_taints_on_time(self):
         # Unknown for 400 s by the server's clock, in the future by the host's: a watcher
@@ -32,7 +41,7 @@ class Clock(Case):
         self.assertEqual(r.rc, 0, self.ctx(r))
         # what is written (our annotation) is the server's time too: assertTainted checks it
         self.assertTainted("agent-1", r, since=400)
-        self.assertLog(r, "The local clock is 3600s behind the API server's")
+        self.assertEqual(len(skew_said(r, "behind")), 1, self.ctx(r))
 
     def test_skew_logged_once_while_it_stays(self):
         self.server(cluster())
@@ -43,7 +52,7 @@ class Clock(Case):
         n = len(self.srv.reqs(list_only=True))
         self.assertTrue(self.srv.wait_for(lambda: len(self.srv.reqs(list_only=True)) >= n + 2, 15))
         r = self.stop_run(p, err)
-        self.assertEqual(r.stderr.count("The local clock is 3600s ahead"), 1, self.ctx(r))
+        self.assertEqual(len(skew_said(r, "ahead of")), 1, self.ctx(r))
         self.assertEqual(r.stderr.count("agrees with the API server's again"), 1, self.ctx(r))
 
     def test_no_readable_date_falls_back_to_the_local_clock_logged_once(self):
