@@ -239,6 +239,11 @@ static void round_of(struct follow *f, int all)
 	if (all)
 		f->round_at = now + f->loop->s->poll * 1000;
 	f->due_at = due(&res, now);
+	/* a new taint or delete is decided on a list: the table may lag the cluster (pass.h) */
+	if (res.confirm) {
+		f->listed = 0;
+		f->relist_why = METRICS_RELIST_CONFIRM;
+	}
 }
 
 int64_t follow_step(struct follow *f, int64_t until)

@@ -4,7 +4,8 @@
  * the table current; a round of decisions over the table when events settle, when a node
  * crosses a threshold, and every poll; a watch that ends is resumed from the last
  * resourceVersion seen, and a new list replaces the table when the watch cannot be trusted to
- * have missed nothing (410, a broken stream) and every --relist as a safety net.
+ * have missed nothing (410, a broken stream), when a round wants a new taint or delete (those
+ * are decided on a list, never on the table: pass.h), and every --relist as a safety net.
  * Owns the watch's connection, the table and the watch's timing (backoff, silence, relist);
  * never touches the Lease (the loop asks the election) and never sleeps outside a read.
  */

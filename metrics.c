@@ -400,11 +400,11 @@ int metrics_render(int64_t now_s, char *buf, size_t cap)
 		}
 	if (s.watching) {
 		static const char *const event_names[] = { "added", "modified", "deleted", "bookmark", "error" };
-		static const char *const relist_names[] = { "start", "expired", "broken", "periodic", "failed" };
+		static const char *const relist_names[] = { "start", "expired", "broken", "periodic", "failed", "confirm" };
 		head(&o, "watch_events_total", "counter", "Watch events read, by type.");
 		for (int i = 0; i < METRICS_WATCH_EVENTS; i++)
 			out_printf(&o, "noderecover_watch_events_total{type=\"%s\"} %llu\n", event_names[i], (unsigned long long)s.watch_events[i]);
-		head(&o, "relists_total", "counter", "Whole lists read while following a watch, by why: start, expired (410), broken (a stream that could not be trusted), periodic (--relist), failed (the list before failed).");
+		head(&o, "relists_total", "counter", "Whole lists read while following a watch, by why: start, expired (410), broken (a stream that could not be trusted), periodic (--relist), failed (the list before failed), confirm (a new taint or delete is decided on a list).");
 		for (int i = 0; i < METRICS_RELISTS; i++)
 			out_printf(&o, "noderecover_relists_total{reason=\"%s\"} %llu\n", relist_names[i], (unsigned long long)s.relists[i]);
 		head(&o, "watch_restarts_total", "counter", "Watches started again from the last resourceVersion, without a list (the stream ended, went silent or failed).");

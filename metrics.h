@@ -84,7 +84,7 @@ void metrics_storm(int holding);
 enum metrics_watch_event { METRICS_ADDED, METRICS_MODIFIED, METRICS_DELETED, METRICS_BOOKMARK, METRICS_ERROR,
 	METRICS_WATCH_EVENTS };
 enum metrics_relist { METRICS_RELIST_START, METRICS_RELIST_EXPIRED, METRICS_RELIST_BROKEN, METRICS_RELIST_PERIODIC,
-	METRICS_RELIST_FAILED, METRICS_RELISTS };
+	METRICS_RELIST_FAILED, METRICS_RELIST_CONFIRM, METRICS_RELISTS };
 /* A watch is followed from now on (on), or no longer; silence_limit: seconds without an event
  * or bookmark after which /readyz fails. now: monotonic seconds. */
 void metrics_watching(int on, int64_t silence_limit, int64_t now);

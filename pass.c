@@ -422,12 +422,20 @@ static int list(struct pass_loop *l, struct pass *p)
 	return -1;
 }
 
+/* What a pass decides over. */
+enum over {
+	OVER_LIST,        /* a whole list, just read: it may act on anything */
+	OVER_TABLE,       /* the table, every node (the poll's round) */
+	OVER_TABLE_PART   /* the table, the nodes that changed and every Unknown one */
+};
+
 /*
  * After the nodes are read (a whole list, or the table's): the guard's step, then each kept
- * node's verdict resolved against the summary and acted on. Returns 0, or -1 when the pass
- * failed or held an action back.
+ * node's verdict resolved against the summary and acted on; over the table, a new taint or
+ * delete is left for a list (res->confirm, pass_table says why). Returns 0, or -1 when the
+ * pass failed or held an action back.
  */
-static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, int all)
+static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, enum over over)
 {
 	const struct settings *s = l->s;
 	struct policy_limit lim = { s->max_unknown, s->max_unknown_percent };
@@ -455,6 +463,10 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 			say_refusal(l, k, &p->sum);
 			res->failed = 1;
 		}
+		if (over != OVER_LIST && (k->v.action == POLICY_TAINT || k->v.action == POLICY_DELETE)) {
+			res->confirm = 1;
+			continue;
+		}
 		enum acted a = act(l, p, k, policy_storm_holds(&l->storm));
 		if (a == ACTED_UNNEEDED && ++unneeded <= UNNEEDED_SAID_MAX)
 			say("%s changed since it was listed; nothing to do now", k->f.name);
@@ -468,7 +480,7 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 	if (unneeded > UNNEEDED_SAID_MAX)
 		say("%d more nodes changed since they were listed; nothing to do now for them either", unneeded - UNNEEDED_SAID_MAX);
 	/* a round over part of the table keeps what it did not see said */
-	if (all || l->ntold + l->ntelling > PASS_KEEP_MAX)
+	if (over != OVER_TABLE_PART || l->ntold + l->ntelling > PASS_KEEP_MAX)
 		l->ntold = 0;
 	for (int i = 0; i < l->ntelling; i++) {
 		int known = 0;
@@ -516,7 +528,7 @@ int pass_run(struct pass_loop *l, struct pass_result *res)
 	memcpy(res->rv, p->rv, sizeof res->rv);
 	res->date = p->date;
 	say_clock(l, p);
-	return counted(res, start, decide(l, p, res, 1));
+	return counted(res, start, decide(l, p, res, OVER_LIST));
 }
 
 int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *res)
@@ -556,7 +568,7 @@ int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *re
 	}
 	for (int r = 0; r < 4; r++)
 		p->ready[by_ready[r]] = t->ready[r];
-	return counted(res, start, decide(l, p, res, all));
+	return counted(res, start, decide(l, p, res, all ? OVER_TABLE : OVER_TABLE_PART));
 }
 
 int pass_plan(struct pass_loop *l, pass_row_fn row, void *ctx, struct pass_plan_result *r)
