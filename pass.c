@@ -169,20 +169,46 @@ static void report(struct pass_loop *l, enum pass_event e, const struct node_fac
 	}
 }
 
-/* Says why a delete was refused. */
+/*
+ * Says a line that would otherwise come back every pass (an opted-out node held back, a
+ * refused delete) once while the same words stand: each pass notes what it would say (a
+ * 64-bit hash of the line in l->telling), and decide() keeps that as l->told. A line said
+ * again with other words (a quorum's count changed) is new.
+ */
+__attribute__((format(printf, 4, 5)))
+static void report_once(struct pass_loop *l, enum pass_event e, const struct node_facts *f, const char *fmt, ...)
+{
+	char line[SAY_LINE_MAX];
+	va_list ap;
+	uint64_t h;
+	int told = 0;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	h = text_hash(line);
+	for (int i = 0; i < l->ntold && !told; i++)
+		told = l->told[i] == h;
+	if (l->ntelling < PASS_KEEP_MAX)
+		l->telling[l->ntelling++] = h;
+	if (!told)
+		report(l, e, f, "%s", line);
+}
+
+/* Says why a delete was refused (once while it stands). */
 static void say_refusal(struct pass_loop *l, const struct pass_kept *k, const struct policy_summary *sum)
 {
 	switch (k->v.refusal) {
 	case POLICY_REFUSED_CONTROL_PLANE:
-		report(l, PASS_REFUSED, &k->f, "Not deleting %s: it is a control-plane node (label %s), never pruned; the pass fails",
+		report_once(l, PASS_REFUSED, &k->f, "Not deleting %s: it is a control-plane node (label %s), never pruned; the pass fails (logged once while it stands)",
 		    k->f.name, NODE_LABEL_CONTROL_PLANE);
 		break;
 	case POLICY_REFUSED_ETCD:
-		report(l, PASS_REFUSED, &k->f, "Not deleting %s: it is an etcd member (label %s), never pruned; the pass fails",
+		report_once(l, PASS_REFUSED, &k->f, "Not deleting %s: it is an etcd member (label %s), never pruned; the pass fails (logged once while it stands)",
 		    k->f.name, NODE_LABEL_ETCD);
 		break;
 	case POLICY_REFUSED_QUORUM:
-		report(l, PASS_REFUSED, &k->f, "Not deleting %s: only %ld Ready etcd members would remain, fewer than the %d a cluster needs to tolerate losing one",
+		report_once(l, PASS_REFUSED, &k->f, "Not deleting %s: only %ld Ready etcd members would remain, fewer than the %d a cluster needs to tolerate losing one (logged once while it stands)",
 		    k->f.name, sum->etcd_ready, POLICY_ETCD_FLOOR);
 		break;
 	case POLICY_ALLOWED:
@@ -389,16 +415,8 @@ static enum acted act(struct pass_loop *l, const struct pass *p, struct pass_kep
 /* An opted-out node that would be tainted or deleted: said once while it stays so. */
 static void say_excluded(struct pass_loop *l, const struct pass_kept *k)
 {
-	uint64_t h = text_hash(k->f.name);
-	int told = 0;
-
-	for (int i = 0; i < l->ntold && !told; i++)
-		told = l->told[i] == h;
-	if (l->ntelling < PASS_KEEP_MAX)
-		l->telling[l->ntelling++] = h;
-	if (!told)
-		report(l, PASS_EXCLUDED, &k->f, "Not %s %s: it carries %s=true, so it is left as it is (logged once while it stays so)",
-		    k->v.excluded == POLICY_DELETE ? "deleting" : "tainting", k->f.name, l->s->exclude_label);
+	report_once(l, PASS_EXCLUDED, &k->f, "Not %s %s: it carries %s=true, so it is left as it is (logged once while it stays so)",
+	    k->v.excluded == POLICY_DELETE ? "deleting" : "tainting", k->f.name, l->s->exclude_label);
 }
 
 /* Reads the whole list into p, or says why not. Nothing is done until the whole list is

@@ -66,10 +66,10 @@ struct pass {
 
 /*
  * What the loop hands every pass, and what one pass leaves for the next on purpose: the
- * storm guard, the clock skew last logged, and which opted-out nodes needing action were
- * already logged (by a 64-bit hash of the name: fixed memory, and a collision costs at most
- * one line not written). A restart forgets it all. Zero it, then set kc, s and stop. Large (its pass): its owner
- * allocates it once.
+ * storm guard, the clock skew last logged, and which lines said once while they stand (an
+ * opted-out node held back, a refused delete) were already said (by a 64-bit hash of the
+ * line: fixed memory, and a collision costs at most one line not written). A restart forgets
+ * it all. Zero it, then set kc, s and stop. Large (its pass): its owner allocates it once.
  */
 struct pass_loop {
 	struct kube *kc;

@@ -953,7 +953,7 @@ func soakReport(t *testing.T, o *soakObserver, replicas []*soakReplica, injected
 			}
 		}
 		lines, worst, worstAt, refusals := logFlood(r.w.logPath)
-		fmt.Printf("  replica %s: %d log lines (%d of them a refused delete, said again each pass); at most %d other non-action lines in any 10 s (%s)\n",
+		fmt.Printf("  replica %s: %d log lines (%d of them a refused delete, said once while it stands); at most %d other non-action lines in any 10 s (%s)\n",
 			r.id, lines, refusals, worst, worstAt)
 		made++
 		if worst > 15 {
@@ -1026,8 +1026,8 @@ func logFlood(path string) (int, int, string, int) {
 		if strings.HasPrefix(msg, "Tainted ") || strings.HasPrefix(msg, "Cleared ") || strings.HasPrefix(msg, "Deleted ") {
 			continue
 		}
-		// a refused delete is said again at every pass while it stands (the binary's choice,
-		// counted apart): not a fault's flood
+		// a refused delete is a line per node, as an action is (said once while its words
+		// stand, again when the quorum's count changes): counted apart, not a fault's flood
 		if strings.HasPrefix(msg, "Not deleting ") {
 			refusals++
 			continue

@@ -48,7 +48,7 @@ DEFAULTS = {"--prune-label": "github-runner.exadev.io/removable",
             "--watch": "true", "--relist": "600"}
 stop = False
 storm = {"phase": "off", "since": 0.0}
-told = set()  # opted-out nodes already logged
+told = set()  # lines said once while they stand (an opted-out node, a refused delete) already logged
 clock = {"skew": 0, "no_date_said": False, "server": None, "mono": 0.0}  # the API server's clock, as last listed
 CLOCK_SKEW_MAX = 5
 written = {}  # name -> the node as a successful write left it (None: deleted), for the watch's table
@@ -297,12 +297,15 @@ def decide(s, cl, nodes):
         return holding
     telling = set()
 
+    def once(line):
+        telling.add(line)
+        if line not in told:
+            log(line)
+
     def excluded(name, labels, verb):
         if labels.get(s["exclude"]) != "true":
             return False
-        telling.add(name)
-        if name not in told:
-            log("Not %s %s: it carries %s=true, so it is left as it is" % (verb, name, s["exclude"]))
+        once("Not %s %s: it carries %s=true, so it is left as it is" % (verb, name, s["exclude"]))
         return True
     voters = 0
     for n in nodes:
@@ -351,13 +354,13 @@ def decide(s, cl, nodes):
             return
         if s["prune"] is not None and age >= s["prune"] and labels.get(s["label"]) == "true":
             if CP in labels:
-                log("Not deleting %s: it is a control-plane node" % name)
+                once("Not deleting %s: it is a control-plane node" % name)
                 ok = False
             elif ETCD in labels:
-                log("Not deleting %s: it is an etcd member" % name)
+                once("Not deleting %s: it is an etcd member" % name)
                 ok = False
             elif voters < 3:
-                log("Not deleting %s: only %d Ready etcd members would remain, fewer than the 3 a cluster needs to tolerate losing one" % (name, voters))
+                once("Not deleting %s: only %d Ready etcd members would remain, fewer than the 3 a cluster needs to tolerate losing one" % (name, voters))
                 ok = False
             else:
                 opts = {"kind": "DeleteOptions", "apiVersion": "v1",

@@ -10,7 +10,7 @@ import unittest
 import fixtures
 from apiserver import Fault
 from harness import Case, healthy, our_taint, ready, uk
-from test_run import come_back
+from test_run import come_back, go_unknown
 
 CONTROLLER = "github-runner.exadev.io/noderecover"
 LABEL = fixtures.DEFAULT_PRUNE_LABEL
@@ -93,14 +93,19 @@ class Events(Case):
         self.assertEqual(self.events("OutOfServiceTainted"), [], "no taint, no taint Event")
 
     def test_must_fail_a_repeat_is_not_a_new_event_every_pass(self):
-        # a refused delete is said every pass; its Event once in ten minutes
-        cp = fixtures.node("cp-9", ready="Unknown", since=400, server=True, etcd=False, labels={LABEL: "true"},
-                           taints=[our_taint()], annotations={fixtures.DEFAULT_ANNOTATION: "x"})
-        self.server(cluster(cp))
+        # a refused delete said again in other words (the quorum's count fell from 2 to 1):
+        # two lines, one Event in ten minutes
+        agent = uk("agent-1", since=400, labels={LABEL: "true"}, taints=[our_taint()],
+                   annotations={fixtures.DEFAULT_ANNOTATION: "x"})
+        self.server(fixtures.etcd_servers(2) + [ready("self")] + healthy(4) + [agent])
         p, errp = self.start_run(taint_after=60, prune_after=300, extra=["--poll", "1"])
-        self.srv.wait_for(lambda: len([q for q in self.srv.reqs(list_only=True)]) >= 4, 30)
+        lists = lambda: len(self.srv.reqs(list_only=True))  # noqa: E731
+        self.srv.wait_for(lambda: lists() >= 3, 30)
+        self.srv.touch("server-1", go_unknown(0))
+        n = lists()
+        self.srv.wait_for(lambda: lists() >= n + 3, 30)
         r = self.stop_run(p, errp)
-        self.assertGreaterEqual(r.count("Not deleting cp-9"), 3, self.ctx(r))
+        self.assertEqual(r.count("Not deleting agent-1"), 2, self.ctx(r))
         self.assertEqual(len(self.events("DeleteRefused")), 1, self.ctx(r))
 
     def test_must_fail_forbidden_events_change_nothing_and_are_said_once(self):
