@@ -190,7 +190,9 @@ static void relist(struct follow *f)
 	}
 	metrics_relist(f->relist_why);
 	f->listed = 1;
-	f->said = 0;
+	/* the watch from a new list is said, but not after each taint's list: a line per taint is the taint's */
+	if (f->relist_why != METRICS_RELIST_CONFIRM)
+		f->said = 0;
 	f->settle_at = f->settle_max = 0;
 	snprintf(f->rv, sizeof f->rv, "%s", res.rv);
 	f->date = res.date >= 0 ? res.date : time(NULL);

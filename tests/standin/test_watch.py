@@ -188,6 +188,7 @@ class Decide(WatchCase):
         self.assertGreaterEqual(lists[1].time - lists[0].time, 3.5, "the second list came at the threshold" + self.ctx(r))
         self.assertLessEqual(took, 10.0, "tainted %.1f s after it went Unknown, threshold 5 s%s" % (took, self.ctx(r)))
         self.assertLess(lists[1].time, self.patched("dying")[0].time, self.ctx(r))
+        self.assertEqual(r.count("Watching nodes from resourceVersion"), 1, "a line per taint's list" + self.ctx(r))
 
     def test_bytes_split_one_at_a_time(self):
         # one byte per chunk and per TLS record: chunk-size lines and UTF-8 sequences split
