@@ -489,9 +489,10 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 		if (a == ACTED_UNNEEDED && ++unneeded <= UNNEEDED_SAID_MAX)
 			say("%s changed since it was listed; nothing to do now", k->f.name);
 		res->failed |= a != ACTED_DONE && a != ACTED_UNNEEDED;
-		/* what was written shows in the node's next event: until then its entry is old */
-		if (a == ACTED_DONE && l->table && k->v.action != POLICY_NONE)
-			table_acted(l->table, k->f.name);
+		/* what was written shows in the node's next event: until then its entry is old; what
+		 * failed is tried again at the poll's round (table_in_round) */
+		if ((a == ACTED_DONE || a == ACTED_FAILED) && l->table && k->v.action != POLICY_NONE)
+			table_acted(l->table, k->f.name, a == ACTED_DONE);
 		if (a == ACTED_NOT_LEADER)
 			break;   /* not the leader any more: the rest is another replica's */
 	}
@@ -565,11 +566,11 @@ int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *re
 	p->now = now;
 	p->mono0 = clock_ms();
 	for (size_t i = 0; i < t->n; i++) {
-		if (table_pending(t, i) || (!all && !table_changed(t, i) && t->e[i].ready != NODE_READY_UNKNOWN))
+		if (!table_in_round(t, i, all))
 			continue;
 		table_facts(t, i, &f);
 		on_node(p, &f, NULL);
-		table_decided(t, i);
+		table_decided(t, i, all);
 	}
 	/* the guard, quorum and the metrics count the whole table, not the nodes this round looked at */
 	p->sum = t->sum;

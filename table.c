@@ -10,7 +10,7 @@
 
 enum { F_TAINTS = 1, F_ANNOTATIONS = 2, F_OURS = 4, F_CONTROL_PLANE = 8, F_ETCD = 16, F_VOTER = 32,
 	F_REMOVABLE = 64, F_EXCLUDED = 128 };
-enum { M_SEEN = 1, M_CHANGED = 2, M_ACTED = 4 };
+enum { M_SEEN = 1, M_CHANGED = 2, M_ACTED = 4, M_FAILED = 8 };
 
 static const char *name_of(const struct table *t, size_t i)
 {
@@ -229,28 +229,31 @@ void table_facts(const struct table *t, size_t i, struct node_facts *f)
 	f->excluded = !!(e->flags & F_EXCLUDED);
 }
 
-int table_changed(const struct table *t, size_t i)
+int table_in_round(const struct table *t, size_t i, int all)
 {
-	return !!(t->e[i].mark & M_CHANGED);
+	const struct table_entry *e = &t->e[i];
+
+	if (e->mark & M_ACTED)
+		return 0;
+	if (all)
+		return 1;
+	if (e->ready == NODE_READY_UNKNOWN)
+		return !(e->mark & M_FAILED);
+	return !!(e->mark & M_CHANGED);
 }
 
-int table_pending(const struct table *t, size_t i)
+void table_decided(struct table *t, size_t i, int all)
 {
-	return !!(t->e[i].mark & M_ACTED);
+	t->e[i].mark &= (uint8_t)~(all ? M_CHANGED | M_FAILED : M_CHANGED);
 }
 
-void table_decided(struct table *t, size_t i)
-{
-	t->e[i].mark &= (uint8_t)~M_CHANGED;
-}
-
-void table_acted(struct table *t, const char *name)
+void table_acted(struct table *t, const char *name, int ok)
 {
 	int found;
 	size_t i = find(t, name, &found);
 
 	if (found)
-		t->e[i].mark |= M_ACTED;
+		t->e[i].mark |= ok ? M_ACTED : M_FAILED;
 }
 
 void table_free(struct table *t)

@@ -45,7 +45,8 @@ void table_begin(struct table *t);
 
 /*
  * The facts of a node from a list or an event replace its entry (a new one is added). A node
- * whose resourceVersion differs from its entry's is marked changed (and no longer acted on).
+ * whose resourceVersion differs from its entry's is marked changed (and no longer acted on;
+ * an action that failed on it still waits for the poll's round).
  * Returns 0, or -1 with one line in why (its resourceVersion longer than TABLE_RV_MAX bytes,
  * or out of memory); its entry, if any, is then removed, so nothing is decided on old facts.
  */
@@ -60,13 +61,21 @@ void table_end(struct table *t);
 /* Entry i's facts into *f (i < t->n). */
 void table_facts(const struct table *t, size_t i, struct node_facts *f);
 
-/* Whether entry i changed since it was last decided (table_decided), and whether it was acted on
- * (table_acted) and has not changed since: its facts are then older than what we wrote. */
-int table_changed(const struct table *t, size_t i);
-int table_pending(const struct table *t, size_t i);
-void table_decided(struct table *t, size_t i);
-/* A write on the node named went out: its entry waits for the event that shows it. */
-void table_acted(struct table *t, const char *name);
+/*
+ * Whether entry i is decided in a round over the table. Never one acted on that has not
+ * changed since (its facts are older than what we wrote: it waits for the event that shows
+ * the write). The poll's round (all) takes every other entry; a round after events or at a
+ * threshold takes those changed since they were last decided and every Unknown one, but not an
+ * Unknown one whose action failed: that waits for the poll's round, as a failed action waits
+ * for the next pass when polling, and is not tried again (a list each time) at every burst of
+ * events, whatever changed in it.
+ */
+int table_in_round(const struct table *t, size_t i, int all);
+/* Entry i was decided in a round (all: the poll's): no longer changed; after the poll's, no
+ * longer waiting after a failure. */
+void table_decided(struct table *t, size_t i, int all);
+/* A write on the node named went out (ok), or failed (!ok): see table_in_round. */
+void table_acted(struct table *t, const char *name, int ok);
 
 /* Gives its memory back; the table is empty and may be used again. */
 void table_free(struct table *t);

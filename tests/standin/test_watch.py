@@ -190,6 +190,24 @@ class Decide(WatchCase):
         self.assertLess(lists[1].time, self.patched("dying")[0].time, self.ctx(r))
         self.assertEqual(r.count("Watching nodes from resourceVersion"), 1, "a line per taint's list" + self.ctx(r))
 
+    def test_must_fail_a_failing_taint_waits_for_the_poll_not_every_event(self):
+        # agent-1's taint is refused every time (422 with an admission policy's words), while
+        # events keep coming (busy's label, every 0.3 s). A round after each burst that tried
+        # again would send a list and a PATCH each time; it waits for the poll's round, as a
+        # failed action waits for the next pass when polling (--poll 3600: not in this test)
+        self.server(cluster(uk("agent-1", since=300), ready("busy")))
+        self.srv.on(Reply(422, status_body(422, "Invalid", "denied by policy noderecover-test")), times=None,
+                    method="PATCH", node="agent-1")
+        self.run_watching(None, taint_after=60)
+        self.wait(lambda: self.patched("agent-1"), 10, "agent-1's taint tried")
+        for i in range(20):
+            self.srv.touch("busy", lambda n, i=i: n["metadata"]["labels"].update({"x": str(i)}))
+            time.sleep(0.3)
+        r = self.stop()
+        self.assertEqual(len(self.patched("agent-1")), 1, "the failed taint tried again at every burst of events" + self.ctx(r))
+        self.assertEqual(len(self.srv.lists()), 1, self.ctx(r))
+        self.assertEqual(r.count("Tainting agent-1 failed"), 1, self.ctx(r))
+
     def test_bytes_split_one_at_a_time(self):
         # one byte per chunk and per TLS record: chunk-size lines and UTF-8 sequences split
         n = ready("agent-1")   # without its image list: 6 KiB, some 40,000 TLS records of one byte

@@ -91,17 +91,34 @@ static void t_marks(void)
 	struct table t = { 0 };
 
 	check(put(&t, node("a", "u", "1", NODE_READY_UNKNOWN)) == 0);
-	check(table_changed(&t, 0) && !table_pending(&t, 0));
-	table_decided(&t, 0);
-	check(!table_changed(&t, 0));
+	check(put(&t, node("b", "u2", "1", NODE_READY_TRUE)) == 0);
+	check(table_in_round(&t, 0, 0) && table_in_round(&t, 1, 0));
+	table_decided(&t, 0, 0);
+	table_decided(&t, 1, 0);
+	/* an Unknown node is in every round (its threshold moves with time), a Ready one once changed */
+	check(table_in_round(&t, 0, 0) && !table_in_round(&t, 1, 0) && table_in_round(&t, 1, 1));
 	/* the same resourceVersion again (a relist) is no change */
-	check(put(&t, node("a", "u", "1", NODE_READY_UNKNOWN)) == 0);
-	check(!table_changed(&t, 0));
-	table_acted(&t, "a");
-	check(table_pending(&t, 0));
+	check(put(&t, node("b", "u2", "1", NODE_READY_TRUE)) == 0);
+	check(!table_in_round(&t, 1, 0));
+	table_acted(&t, "a", 1);
+	check(!table_in_round(&t, 0, 0) && !table_in_round(&t, 0, 1));
 	/* must-fail: the event that shows the write ends the wait */
 	check(put(&t, node("a", "u", "2", NODE_READY_UNKNOWN)) == 0);
-	check(table_changed(&t, 0) && !table_pending(&t, 0));
+	check(table_in_round(&t, 0, 0));
+	/* a failed action waits for the poll's round, even if the node changes meanwhile ... */
+	table_acted(&t, "a", 0);
+	check(!table_in_round(&t, 0, 0) && table_in_round(&t, 0, 1));
+	check(put(&t, node("a", "u", "3", NODE_READY_UNKNOWN)) == 0);
+	check(!table_in_round(&t, 0, 0));
+	/* ... unless it is no longer Unknown (a clear must not wait) */
+	check(put(&t, node("a", "u", "4", NODE_READY_TRUE)) == 0);
+	check(table_in_round(&t, 0, 0));
+	check(put(&t, node("a", "u", "5", NODE_READY_UNKNOWN)) == 0);
+	table_decided(&t, 0, 0);
+	check(!table_in_round(&t, 0, 0));
+	/* the poll's round decides it: the wait is over */
+	table_decided(&t, 0, 1);
+	check(table_in_round(&t, 0, 0));
 	table_free(&t);
 }
 
@@ -111,11 +128,11 @@ static void t_same_name_new_uid(void)
 	struct node_facts g;
 
 	check(put(&t, node("a", "old", "1", NODE_READY_UNKNOWN)) == 0);
-	table_acted(&t, "a");
+	table_acted(&t, "a", 1);
 	check(put(&t, node("a", "new", "2", NODE_READY_TRUE)) == 0);
 	table_facts(&t, 0, &g);
 	/* another object under the same name: its own uid, nothing carried over */
-	check(t.n == 1 && strcmp(g.uid, "new") == 0 && !table_pending(&t, 0) && t.sum.unknown == 0);
+	check(t.n == 1 && strcmp(g.uid, "new") == 0 && table_in_round(&t, 0, 0) && t.sum.unknown == 0);
 	table_free(&t);
 }
 
