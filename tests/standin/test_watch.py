@@ -161,11 +161,12 @@ class Decide(WatchCase):
         self.assertEqual(len(nodes), 20)
         self.run_watching(nodes, taint_after=5)
         self.srv.touch("dying", go_unknown(0))
-        self.settle(1)   # its event is read
-        self.srv.silence_watches()
+        self.srv.silence_watches()   # after dying's event in the stream's order: that one is sent
         for i in range(11):
             self.srv.touch("healthy-%d" % i, go_unknown(0))
-        self.settle(5 + 4)
+        # dying's threshold (5 s) passes: a list, or (the build that decides on its table) a taint
+        self.wait(lambda: len(self.srv.lists()) >= 2 or self.srv.mutating(), 30, "a list or a write at dying's threshold")
+        self.settle(2)   # the list's pass decides, says and would write
         r = self.stop()
         self.assertEqual(self.srv.mutating(), [], "tainted on a table that missed a storm of 12 Unknown of 20" + self.ctx(r))
         self.assertLog(r, "Storm guard engaged: 12 of 20 nodes are Unknown")
@@ -179,14 +180,14 @@ class Decide(WatchCase):
         t0 = time.monotonic()
         self.settle(1)
         self.srv.silence_watches()
-        self.wait(lambda: self.oos_taints("dying"), 15, "dying tainted")
+        self.wait(lambda: self.oos_taints("dying"), 30, "dying tainted")
         took = time.monotonic() - t0
         self.settle(1)
         r = self.stop()
         lists = self.srv.lists()
         self.assertEqual(len(lists), 2, "the start's list, then one at the threshold" + self.ctx(r))
         self.assertGreaterEqual(lists[1].time - lists[0].time, 3.5, "the second list came at the threshold" + self.ctx(r))
-        self.assertLessEqual(took, 10.0, "tainted %.1f s after it went Unknown, threshold 5 s%s" % (took, self.ctx(r)))
+        self.assertLessEqual(took, 20.0, "tainted %.1f s after it went Unknown, threshold 5 s (a poll would be 3600 s)%s" % (took, self.ctx(r)))
         self.assertLess(lists[1].time, self.patched("dying")[0].time, self.ctx(r))
         self.assertEqual(r.count("Watching nodes from resourceVersion"), 1, "a line per taint's list" + self.ctx(r))
 
@@ -285,7 +286,7 @@ class Resume(WatchCase):
         self.settle(3)
         self.srv.touch("agent-1", go_unknown(300))
         self.wait(lambda: self.oos_taints("agent-1"), 5, "agent-1 tainted after the relist")
-        self.wait(lambda: len(self.srv.watches()) >= 3 + TAINT_LIST, 5, "a watch after the taint's list")
+        self.wait(lambda: len(self.srv.watches()) >= 3 + TAINT_LIST, 15, "a watch after the taint's list")
         self.settle(1)
         r = self.stop()
         lists, watches = self.srv.lists(), self.srv.watches()
