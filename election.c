@@ -1,8 +1,9 @@
 /*
- * Leader election (election.h): when to try, what to say, and whether this replica may act.
- * Owns the election's connection and its log lines; lease.c decides and writes the Lease.
- * Never lists, never acts on a node, never touches a signal flag.
+ * Leader election (election.h): its thread, when it tries, what it says, and whether this
+ * replica may act. Owns the election's connection and its log lines; lease.c decides and
+ * writes the Lease. Never lists, never acts on a node, never touches a signal flag.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -20,7 +21,6 @@ static void try_lease(struct election *e, int64_t now)
 	enum lease_result r;
 
 	clock_gettime(CLOCK_REALTIME, &wall);
-	e->last_try = now;
 	r = lease_try(l, now, (int64_t)wall.tv_sec, wall.tv_nsec / 1000);
 	if (r == LEASE_FAILED) {
 		if (!e->failing)
@@ -68,44 +68,103 @@ int election_init(struct election *e, const struct kube_target *t, volatile sig_
 		return -1;
 	}
 	e->said = -1;
-	e->last_try = INT64_MIN / 2;
 	say("Leader election on: lease %s/%s (namespace from %s) as %s; lease %ds, renew deadline %ds, retry %ds",
 	    ns, name, ns_source, e->id, LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY);
 	return 0;
 }
 
-int64_t election_next(const struct election *e)
+/* The lease stopped being held since it was last said to be: said once, by the thread. */
+static void say_lapse(struct election *e, int64_t now)
 {
-	return e->last_try + RETRY_MS;
+	if (e->said != 1 || lease_held(&e->lease, now))
+		return;
+	say("Stopped leading: lease %s/%s was not renewed within %ds; no write until it is held again",
+	    e->ns, e->name, LEASE_RENEW_DEADLINE);
+	e->said = 0;
+	e->holder[0] = '\0';
 }
 
-void election_keep(struct election *e, int64_t now)
+/* The thread: a try, then what the loop reads, then a wait of LEASE_RETRY from the try's start. */
+static void *run(void *arg)
 {
-	if (now >= election_next(e))
-		try_lease(e, now);
+	struct election *e = arg;
+
+	pthread_mutex_lock(&e->lock);
+	while (!e->quit) {
+		int64_t start = clock_ms(), next = start + RETRY_MS;
+
+		pthread_mutex_unlock(&e->lock);
+		say_lapse(e, start);
+		try_lease(e, start);
+		say_lapse(e, clock_ms());
+		pthread_mutex_lock(&e->lock);
+		e->leader = e->lease.leader;
+		e->renewed_ms = e->lease.renewed_ms;
+		while (!e->quit) {
+			int64_t left = next - clock_ms();
+			struct timespec ts;
+			if (left <= 0)
+				break;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_sec += (time_t)(left / 1000);
+			ts.tv_nsec += (long)(left % 1000) * 1000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&e->wake, &e->lock, &ts);
+		}
+	}
+	pthread_mutex_unlock(&e->lock);
+	return NULL;
+}
+
+int election_start(struct election *e, char *err, size_t errlen)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	int r;
+
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&e->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	/* the first try before the loop's first step, so a lone replica leads from its first step */
+	try_lease(e, clock_ms());
+	e->leader = e->lease.leader;
+	e->renewed_ms = e->lease.renewed_ms;
+	/* signals are the main thread's: its wait takes them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = pthread_create(&e->thread, NULL, run, e);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		snprintf(err, errlen, "leader election: cannot start its thread (error %d)", r);
+		return -1;
+	}
+	e->started = 1;
+	return 0;
+}
+
+int election_may_write(struct election *e, int64_t now)
+{
+	int held;
+
+	pthread_mutex_lock(&e->lock);
+	held = e->leader && now - e->renewed_ms < LEASE_RENEW_DEADLINE * 1000L;
+	pthread_mutex_unlock(&e->lock);
+	return held;
 }
 
 struct election_state election_step(struct election *e, int64_t now)
 {
 	struct election_state s;
 
-	election_keep(e, now);
-	s.leading = lease_held(&e->lease, now);
-	if (!s.leading && e->said == 1) {
-		say("Stopped leading: lease %s/%s was not renewed within %ds; no write until it is held again",
-		    e->ns, e->name, LEASE_RENEW_DEADLINE);
-		e->said = 0;
-		e->holder[0] = '\0';
-	}
+	s.leading = election_may_write(e, now);
 	s.changed = s.leading != e->leading;
 	e->leading = s.leading;
 	return s;
-}
-
-int election_may_write(struct election *e, int64_t now)
-{
-	election_keep(e, now);
-	return lease_held(&e->lease, clock_ms());
 }
 
 void election_release(struct election *e)
@@ -113,6 +172,14 @@ void election_release(struct election *e)
 	struct timespec wall;
 	enum lease_result r;
 
+	if (e->started) {
+		pthread_mutex_lock(&e->lock);
+		e->quit = 1;
+		pthread_cond_signal(&e->wake);
+		pthread_mutex_unlock(&e->lock);
+		pthread_join(e->thread, NULL);
+		e->started = 0;
+	}
 	clock_gettime(CLOCK_REALTIME, &wall);
 	r = lease_release(&e->lease, (int64_t)wall.tv_sec, wall.tv_nsec / 1000);
 	if (r == LEASE_RELEASED)

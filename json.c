@@ -548,6 +548,23 @@ static int lease_int(const struct doc *d, int i, const char *path, long *out)
 	return 0;
 }
 
+/* A Status object's code (its HTTP status): client-go knows a 410 by its code whatever its reason. */
+long json_status_code(const char *body, size_t len)
+{
+	static const struct name names[] = { NAME("code") };
+	char why[160];
+	struct doc d = { .why = why, .whylen = sizeof why };
+	int at[1];
+	long code;
+
+	if (object_doc(&d, body, len, "the Status") < 0)
+		return -1;
+	lookup(&d, 0, names, 1, at, 1, "", -1);
+	if (at[0] < 0 || lease_int(&d, at[0], "code", &code) < 0 || is_null(&d, at[0]))
+		return -1;
+	return code;
+}
+
 /* A Lease's resourceVersion and spec, for leader election. */
 int json_lease(const char *body, size_t len, struct json_lease *l, char *why, size_t whylen)
 {

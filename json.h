@@ -187,6 +187,9 @@ int json_unescape(const char *s, size_t n, char *out, size_t cap);
  */
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen);
 
+/* A Status object's code (a whole number from 0), or -1 when it has none or is not a Status. */
+long json_status_code(const char *body, size_t len);
+
 /*
  * What leader election reads of a coordination.k8s.io/v1 Lease: metadata.resourceVersion and
  * the spec's fields. Times are kept as written (MicroTime strings), never interpreted: another

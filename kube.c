@@ -537,18 +537,32 @@ static int on_event(void *ctx, const char *type, const struct json_item *obj)
 	}
 	if (!obj)
 		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d (%s) has no object", w->k->reader.nitems, type);
-	if (!obj->p)
+	ev.type = (enum kube_event_type)t;
+	if (!obj->p && (ev.type == KUBE_ERROR || ev.type == KUBE_BOOKMARK))
 		return watch_stop(w, KUBE_WATCH_BROKEN, "event %d (%s): its object is over %d KiB (%zu bytes), more than noderecover reads",
 		    w->k->reader.nitems, type, KUBE_NODE_MAX / 1024, obj->len);
-	ev.type = (enum kube_event_type)t;
+	if (!obj->p) {
+		/* a Node too large to read is skipped, as a list skips it: its name is not known, and
+		 * ending the stream for it would make a list of each of its events */
+		snprintf(why, sizeof why, "event %d (%s): its object is over %d KiB (%zu bytes), more than noderecover reads",
+		    w->k->reader.nitems, type, KUBE_NODE_MAX / 1024, obj->len);
+		memset(&f, 0, sizeof f);
+		ev.rv = "";
+		ev.f = &f;
+		ev.why = why;
+		w->fn(w->ctx, &ev);
+		return 0;
+	}
 	if (ev.type == KUBE_ERROR) {
 		char reason[64], msg[300], reason_said[100], msg_said[400];
 		ev.rv = "";
 		w->fn(w->ctx, &ev);
 		if (json_status(obj->p, obj->len, reason, sizeof reason, msg, sizeof msg) < 0)
 			return watch_stop(w, KUBE_WATCH_BROKEN, "event %d: an ERROR whose object is not a Status", w->k->reader.nitems);
-		/* the cacher's 410 for a resourceVersion it no longer has: only a new list helps */
-		return watch_stop(w, strcmp(reason, "Expired") == 0 || strcmp(reason, "Gone") == 0 ? KUBE_WATCH_EXPIRED
+		/* the cacher's 410 for a resourceVersion it no longer has: only a new list helps. Known
+		 * by its reason or, as client-go's IsResourceExpired does, by its code 410 alone */
+		return watch_stop(w, strcmp(reason, "Expired") == 0 || strcmp(reason, "Gone") == 0
+		    || json_status_code(obj->p, obj->len) == 410 ? KUBE_WATCH_EXPIRED
 		    : KUBE_WATCH_FAILED, "the server ended the watch: %s%s%s", kube_clean(w->k, reason_said, sizeof reason_said, reason),
 		    reason[0] ? ": " : "", kube_clean(w->k, msg_said, sizeof msg_said, msg));
 	}

@@ -178,7 +178,8 @@ struct kube_event {
 	enum kube_event_type type;      /* KUBE_ERROR: told before the stream ends, nothing else set */
 	const char *rv;                 /* the resourceVersion it brings: its node's, or the bookmark's ("" for an ERROR) */
 	const struct node_facts *f;     /* ADDED, MODIFIED, DELETED: the node's facts (NULL for a bookmark) */
-	const char *why;                /* not NULL: the node could not be read (f->name as far as read) */
+	const char *why;                /* not NULL: the node could not be read (f->name as far as read;
+	                                   "", and rv "", when its object is over KUBE_NODE_MAX) */
 };
 /* Called for each event, in order; ev and what it points to live until it returns. */
 typedef void (*kube_event_fn)(void *ctx, const struct kube_event *ev);
@@ -188,7 +189,7 @@ enum kube_watch_end {
 	KUBE_WATCH_OPEN,     /* the stream is open (read: until passed with nothing more to read) */
 	KUBE_WATCH_ENDED,    /* the server ended it cleanly (its timeout): resume from the last resourceVersion */
 	KUBE_WATCH_EXPIRED,  /* 410, before the stream or as an ERROR event: that resourceVersion is gone; relist */
-	KUBE_WATCH_BROKEN,   /* what came broke the grammar, the bound or was no Node: events may be lost; relist */
+	KUBE_WATCH_BROKEN,   /* what came broke the grammar or was no Node: events may be lost; relist */
 	KUBE_WATCH_FAILED    /* the request or the wire failed, or an ERROR of another kind: back off, resume */
 };
 #define KUBE_WATCH_SLACK 60        /* seconds a stream may outlive its timeoutSeconds */

@@ -248,7 +248,9 @@ void metrics_watch_event(enum metrics_watch_event type, int64_t now)
 {
 	pthread_mutex_lock(&lock);
 	st.watch_events[type]++;
-	st.last_event = now;
+	/* an ERROR ends the stream: a watch failing with ERROR forever is not a healthy one */
+	if (type != METRICS_ERROR)
+		st.last_event = now;
 	pthread_mutex_unlock(&lock);
 }
 

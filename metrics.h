@@ -88,7 +88,8 @@ enum metrics_relist { METRICS_RELIST_START, METRICS_RELIST_EXPIRED, METRICS_RELI
 /* A watch is followed from now on (on), or no longer; silence_limit: seconds without an event
  * or bookmark after which /readyz fails. now: monotonic seconds. */
 void metrics_watching(int on, int64_t silence_limit, int64_t now);
-/* One event read (now: monotonic seconds, the last heard from the stream). */
+/* One event read (now: monotonic seconds, the last heard from the stream; an ERROR is counted,
+ * not heard: it ends the stream). */
 void metrics_watch_event(enum metrics_watch_event type, int64_t now);
 /* A whole list read while following a watch, and why. */
 void metrics_relist(enum metrics_relist why);

@@ -170,29 +170,26 @@ static const char *identity_base(char *host, size_t cap)
 	return host;
 }
 
+/* How often the loop looks at the election's answer while it waits or reads: a change of
+ * leader is acted on within this (the election's own thread renews on its own time). */
+#define LEAD_CHECK_MS 500
+
 /*
  * `run` with the watch (follow.c): while this replica may act, the follower lists, watches and
  * decides; a standby neither lists nor watches, and a leader that stops leading drops its
- * watch at once. Every wait ends by the election's next try, so a renewal is never late.
+ * watch within LEAD_CHECK_MS.
  */
 static void run_following(struct follow *fw, struct election *el)
 {
 	while (!stop) {
-		int64_t now = clock_ms(), until = INT64_MAX;
+		int64_t now = clock_ms(), until = el ? now + LEAD_CHECK_MS : INT64_MAX;
 		struct election_state e = { 1, 0 };
 
 		metrics_pass_started(now / 1000);
-		if (el) {
+		if (el)
 			e = election_step(el, now);
-			until = election_next(el);
-		}
 		metrics_leader(e.leading);
-		if (!e.leading) {
-			follow_stop(fw);
-			wait_until(until);
-			continue;
-		}
-		int64_t next = follow_step(fw, until);
+		int64_t next = follow_step(fw, e.leading, until);
 		if (next > clock_ms())
 			wait_until(next < until ? next : until);
 	}
@@ -228,8 +225,8 @@ static void run(struct pass_loop *loop, struct election *el)
 		}
 		if (e.leading)
 			wake = next;
-		if (el && election_next(el) < wake)
-			wake = election_next(el);
+		if (el && now + LEAD_CHECK_MS < wake)
+			wake = now + LEAD_CHECK_MS;
 		wait_until(wake);
 	}
 }
@@ -327,6 +324,11 @@ int main(int argc, char **argv)
 	if (pr->s.leader_elect) {
 		if (election_init(&pr->el, &pr->t, &cut, metrics_api, pr->s.lease_namespace, pr->s.lease_name, pr->s.lease_ns_source,
 		    identity_base(base, sizeof base), err, sizeof err) < 0) {
+			fprintf(stderr, "noderecover: %s\n", err);
+			kube_close(&pr->kc);
+			return 2;
+		}
+		if (election_start(&pr->el, err, sizeof err) < 0) {
 			fprintf(stderr, "noderecover: %s\n", err);
 			kube_close(&pr->kc);
 			return 2;

@@ -40,9 +40,6 @@ static void on_page(void *ctx, const struct kube_page *pg)
 {
 	struct pass *p = ctx;
 
-	/* a list longer than the Lease must not let leadership move while it is read */
-	if (p->loop->election)
-		election_keep(p->loop->election, clock_ms());
 	if (!pg->first)
 		return;
 	if (p->loop->table)
@@ -294,7 +291,9 @@ enum acted {
 	ACTED_DONE = 0,     /* done, or nothing to do (said) */
 	ACTED_CHANGED,      /* the node changed since it was read: read it again, decide again */
 	ACTED_NOT_LEADER,   /* this replica may not write now: the rest is another's */
-	ACTED_UNNEEDED      /* read again after it changed, it needs nothing now (not said: decide counts) */
+	ACTED_UNNEEDED,     /* read again after it changed, it needs nothing now (not said: decide counts) */
+	ACTED_CONFIRM       /* read again over the table, it wants a new taint or delete: that is
+	                       decided on a list (pass_table), never on this re-read and the table's counts */
 };
 /* The "changed since it was listed; nothing to do now" lines one pass writes; the rest are one
  * line with their number. Not a fault: after a leader change, or as many nodes return at once,
@@ -376,7 +375,7 @@ static enum acted act_once(struct pass_loop *l, const struct pass_kept *k, int64
  * retry does: a node another client changes often must not starve. Never ACTED_CHANGED;
  * ACTED_UNNEEDED when, read again, it needs nothing.
  */
-static enum acted act(struct pass_loop *l, const struct pass *p, struct pass_kept *k, int holding)
+static enum acted act(struct pass_loop *l, const struct pass *p, struct pass_kept *k, int holding, int over_list)
 {
 	enum policy_action first = k->v.action;
 	enum acted r = act_once(l, k, pass_now(p));
@@ -406,6 +405,12 @@ static enum acted act(struct pass_loop *l, const struct pass *p, struct pass_kep
 		if (k->v.action == POLICY_NONE) {
 			count(first, METRICS_CHANGED);
 			return ACTED_UNNEEDED;
+		}
+		/* a clear refused because the node went Unknown again: its taint is a new one, and the
+		 * summary it would be decided with is the table's, which may lag the cluster */
+		if (!over_list && (k->v.action == POLICY_TAINT || k->v.action == POLICY_DELETE)) {
+			count(first, METRICS_CHANGED);
+			return ACTED_CONFIRM;
 		}
 		r = act_once(l, k, pass_now(p));
 	}
@@ -485,10 +490,11 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 			res->confirm = 1;
 			continue;
 		}
-		enum acted a = act(l, p, k, policy_storm_holds(&l->storm));
+		enum acted a = act(l, p, k, policy_storm_holds(&l->storm), over == OVER_LIST);
 		if (a == ACTED_UNNEEDED && ++unneeded <= UNNEEDED_SAID_MAX)
 			say("%s changed since it was listed; nothing to do now", k->f.name);
-		res->failed |= a != ACTED_DONE && a != ACTED_UNNEEDED;
+		res->confirm |= a == ACTED_CONFIRM;
+		res->failed |= a != ACTED_DONE && a != ACTED_UNNEEDED && a != ACTED_CONFIRM;
 		/* what was written shows in the node's next event: until then its entry is old; what
 		 * failed is tried again at the poll's round (table_in_round) */
 		if ((a == ACTED_DONE || a == ACTED_FAILED) && l->table && k->v.action != POLICY_NONE)

@@ -431,11 +431,9 @@ class Broken(WatchCase):
     rightly finds nothing to do, and the event names agent-1's real resourceVersion, so a
     build that acted on it would get its PATCH through."""
 
-    def fake_unknown(self, name="agent-1", blob=None):
+    def fake_unknown(self, name="agent-1"):
         n = self.srv.node(name)
         go_unknown(300)(n)
-        if blob:
-            n["metadata"]["annotations"]["example.com/blob"] = blob
         return dict(kind="Node", apiVersion="v1", **n)
 
     def after_a_broken_stream(self, breaker, suspect):
@@ -454,11 +452,6 @@ class Broken(WatchCase):
                          "the watch after the relist starts at its resourceVersion" + self.ctx(r))
         self.assertTrue(any("relist" in ln.lower() for ln in r.lines), "a line says why it relists" + self.ctx(r))
         return r
-
-    def test_event_over_256_kib(self):
-        def big():
-            self.srv.watch_send({"type": "MODIFIED", "object": self.fake_unknown(blob="x" * (300 * 1024))})
-        self.after_a_broken_stream(big, "agent-1")
 
     def test_broken_event(self):
         def broken():

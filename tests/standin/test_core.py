@@ -1,0 +1,142 @@
+"""The follower's defects that issue 22 measured, each a must-fail test against the build before
+the decision core (core.c) and the election's own thread: each of these did the costly or unsafe
+thing there (the counts in the comments). Their twins in virtual time are in tests/sim.
+They never run against the Python model (it polls), and reach nothing but the stand-in."""
+import time
+
+import fixtures
+from apiserver import Fault, status_body
+from harness import ANN, our_taint, ready, uk
+from test_run import come_back, go_unknown
+from test_watch import TAINT_LIST, WatchCase, cluster, scaled
+
+NS = "noderecover"
+
+
+class Relists(WatchCase):
+    def test_must_fail_every_watch_answered_by_410_backs_off(self):
+        # a datastore compacting again and again: every watch gets an ERROR 410 at once. The
+        # old build listed 262 times in 20 s; client-go's backoff (0.8 s doubling, with
+        # jitter) allows at most 6 lists in 10 s (0.8 + 1.6 + 3.2 = 5.6 s for 4, 6.4 more for 5)
+        self.server(cluster())
+        self.srv.on(Fault("watch", error=410), times=None, watch=True)
+        self.run_watching(None)
+        t0 = time.monotonic()
+        self.settle(10)
+        n = len([q for q in self.srv.lists() if q.time >= t0])
+        r = self.stop()
+        self.assertLessEqual(n, 6, "%d lists in 10 s of 410s%s" % (n, self.ctx(r)))
+        self.assertGreaterEqual(n, 2, "a 410 is still followed by a list" + self.ctx(r))
+
+    def test_must_fail_a_410_known_by_its_code_alone(self):
+        # an ERROR whose Status has code 410 and no reason (client-go's IsResourceExpired):
+        # the old build resumed from the same expired resourceVersion until the periodic relist
+        self.run_watching(cluster())
+        self.srv.on(Fault("watch", error=status_body(410, "", "the resourceVersion is gone")), watch=True)
+        self.srv.end_watches()
+        self.wait(lambda: len(self.srv.lists()) >= 2, 10, "a list after an ERROR with code 410 and no reason")
+        r = self.stop()
+        self.assertIn("410", "".join(r.lines), self.ctx(r))
+
+    def test_must_fail_node_over_256_kib_is_skipped_not_relisted(self):
+        # a Node over 256 KiB broke the stream at each of its events (a list each time); a list
+        # skips such a node, and so does the stream now: one line, the stream kept, no action
+        self.run_watching(cluster(ready("agent-1"), ready("control")))
+        n = self.srv.node("agent-1")
+        go_unknown(300)(n)
+        n["metadata"]["annotations"]["example.com/blob"] = "x" * (300 * 1024)
+        for _ in range(3):
+            self.srv.watch_send({"type": "MODIFIED", "object": dict(kind="Node", apiVersion="v1", **n)})
+        self.settle(3)
+        self.srv.touch("control", go_unknown(300))
+        self.wait(lambda: self.oos_taints("control"), 10, "the control node tainted on the same stream")
+        r = self.stop()
+        self.assertEqual(len(self.srv.lists()), 1 + TAINT_LIST, "a list per large event" + self.ctx(r))
+        self.assertEqual([q for q in self.srv.reqs(node="agent-1") if q.method != "GET"], [], self.ctx(r))
+        said = [ln for ln in r.lines if "over 256 KiB" in ln]
+        self.assertEqual(len(said), 1, "one line for the skipped events" + self.ctx(r))
+
+
+class Streams(WatchCase):
+    def test_must_fail_a_long_healthy_stream_cut_is_watched_again_at_once(self):
+        # client-go re-watches at once after a stream that delivered events; the old build
+        # waited its backoff (0.8 s at least, up to 1.6 s)
+        self.run_watching(cluster(ready("agent-1")))
+        for i in range(3):
+            self.srv.touch("agent-1")
+            time.sleep(0.3)
+        self.settle(1.5)
+        self.srv.cut_watches()
+        t0 = time.monotonic()
+        self.wait(lambda: len(self.srv.watches()) >= 2, 10, "a watch after the cut")
+        took = self.srv.watches()[1].time - t0
+        r = self.stop()
+        self.assertLess(took, 0.6, "watched again %.2f s after the cut of a healthy stream%s" % (took, self.ctx(r)))
+        self.assertEqual(len(self.srv.lists()), 1, self.ctx(r))
+
+    def test_must_fail_error_events_are_not_hearing(self):
+        # a watch failing with ERROR 500 forever: the old build counted each ERROR as heard, so
+        # /readyz stayed 200; it must fail once the silence limit passes (180 s / 20 here)
+        import test_listen
+        port = test_listen.free_port()
+        self.server(cluster())
+        self.srv.on(Fault("watch", error=500), times=None, watch=True)
+        self.run_watching(None, extra=["--listen", "127.0.0.1:%d" % port], env=scaled(20))
+        ok = self.srv.wait_for(lambda: test_listen.get(port, "/readyz")[0] == 503, 20)
+        r = self.stop()
+        self.assertTrue(ok, "/readyz still 200 with nothing but ERROR events for 20 s" + self.ctx(r))
+        errors = sum(w.sent.get("ERROR", 0) for w in self.srv.watches())
+        self.assertGreaterEqual(errors, 3, self.ctx(r))
+
+
+class Clears(WatchCase):
+    def test_must_fail_a_refused_clear_never_taints_without_a_list(self):
+        # agent-1 is ours and comes back; as the clear goes out an operator removes the taint and
+        # it goes Unknown again (a flapping kubelet), so the clear is refused and the node read
+        # again: past its threshold, untainted. The old build tainted it on that read and the
+        # table's counts; a new taint is decided on a list
+        n = uk("agent-1", since=600, taints=[our_taint()], annotations={ANN: fixtures.rfc3339(500)})
+        self.run_watching(cluster(n), taint_after=60)
+        self.settle(1)
+        flapped = []
+
+        def flap(srv, req):
+            if req.method == "PATCH" and req.node_name == "agent-1" and not flapped:
+                flapped.append(time.monotonic())
+                def untaint_and_go(n):
+                    go_unknown(300)(n)
+                    n["spec"]["taints"] = []
+                    n["metadata"]["annotations"].pop(ANN, None)
+                srv.touch("agent-1", untaint_and_go)
+        self.srv.before(flap)
+        self.srv.touch("agent-1", come_back)
+        self.wait(lambda: flapped, 10, "the clear")
+        self.wait(lambda: self.oos_taints("agent-1") and len(self.srv.lists()) >= 2, 15, "agent-1 tainted again")
+        r = self.stop()
+        patches = [q for q in self.srv.reqs(node="agent-1") if q.method == "PATCH"]
+        taint = [q for q in patches if q.status == 200 and q.time > flapped[0]]
+        self.assertTrue(taint, self.ctx(r))
+        lists_between = [q for q in self.srv.lists() if flapped[0] < q.time < taint[0].time]
+        self.assertTrue(lists_between, "tainted on the clear's re-read, with no list" + self.ctx(r))
+
+
+class Renewals(WatchCase):
+    def test_must_fail_a_held_watch_head_does_not_stop_the_leases_renewal(self):
+        # a watch whose response head is held 20 s (a stalled proxy): the old build renewed
+        # nothing meanwhile (31 s without a renewal measured); the election's own thread renews
+        # every 2 s whatever the watch does
+        self.server(cluster())
+        self.srv.on(Fault("slow_headers", seconds=20), watch=True)
+        self.p, self.errp = self.start_run(taint_after=60, extra=["--poll", "3600", "--leader-elect",
+                                                                  "--lease-namespace", NS],
+                                           env={"POD_NAME": "replica-a"})
+        if not self.srv.wait_for(lambda: self.srv.watches(), 15):
+            self.fail("no watch" + self.ctx(self.stop()))
+        t0 = time.monotonic()
+        self.settle(15)
+        r = self.stop()
+        puts = [q.time for q in self.srv.reqs() if q.method == "PUT" and "/leases/" in q.path and q.time >= t0 - 2]
+        gaps = [b - a for a, b in zip(puts, puts[1:])]
+        self.assertGreaterEqual(len(puts), 5, "renewals while the watch's head was held%s" % self.ctx(r))
+        self.assertLess(max(gaps), 6, "%.1f s without a renewal%s" % (max(gaps), self.ctx(r)))
+        self.assertNoLog(r, "Stopped leading")
