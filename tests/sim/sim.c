@@ -1,0 +1,827 @@
+/*
+ * The deterministic simulator: the follower's real core (core.c), its table (table.c) and the
+ * rules (policy.c) against a model API server and cluster in virtual time, one thread, every
+ * choice drawn from one seed. No socket, no clock, no sleep: 30 minutes of a 20-200 node
+ * cluster with faults play in milliseconds, and a failing seed prints the one line that
+ * replays it.
+ *
+ * The model plays the shell's part (follow.c, and pass.c's list and round as the model of
+ * their rules: a list decides and may taint; a round over the table clears, and leaves a new
+ * taint to a list). The cluster: kubelets that die (Ready Unknown 40 s later, as the node
+ * lifecycle controller marks them) and come back, storms of most of them at once. The API:
+ * lists that fail or are slow, watches that fail to open, streams that end at their timeout,
+ * are cut, go silent, send ERROR 410 (a compacted resourceVersion) or 500, break, or carry an
+ * object too large to read; compactions; bookmarks or none.
+ *
+ * Invariants, checked as the run goes (each failure names the seed, the time and the rule):
+ *  - no taint before its threshold by the server's clock;
+ *  - no new taint decided while the facts it was decided on had more Unknown nodes than the
+ *    storm guard's limit;
+ *  - an Unknown node past its threshold is tainted within DUE_BOUND_MS once the watch is calm
+ *    (open, caught up, no fault) and the guard does not hold;
+ *  - a node that is Ready again has our taint cleared within CLEAR_BOUND_MS while calm;
+ *  - lists after failures are never closer than client-go's reflector backoff allows (0.8 s
+ *    doubling to 30 s) unless an event came between;
+ *  - every watch starts from the last resourceVersion the core was given;
+ *  - while the stream is caught up, the table holds exactly the cluster's nodes and versions.
+ *
+ * usage: sim [-v] [-n NODES] SEED [COUNT]   (COUNT seeds from SEED on; exit 1 on a failure)
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core.h"
+#include "policy.h"
+#include "table.h"
+
+#define MAX_NODES 200
+#define RUN_MS (30 * 60 * 1000LL)
+#define TAINT_AFTER 60        /* seconds */
+#define NLC_GRACE_MS 40000    /* the node lifecycle controller marks a silent node Unknown after 40 s */
+#define POLL_MS 15000
+#define RELIST_MS 600000
+/* The server's Date has whole seconds, and the core counts whole seconds from it: the due
+ * time it sees lags the exact one by up to 2 s; then a list (at most LIST_MS_CALM) decides. */
+#define LIST_MS_CALM 300
+#define DUE_BOUND_MS (1000 + 2000 + LIST_MS_CALM + 250)
+#define CLEAR_BOUND_MS (1000 + 1000)   /* the settle's longest wait, then the round */
+
+/* ---- one seed's randomness: splitmix64 ---- */
+static uint64_t rs;
+static uint64_t rnd(void)
+{
+	uint64_t z = (rs += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+static int64_t uniform(int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
+static int chance(int percent)
+{
+	return (int)(rnd() % 100) < percent;
+}
+
+/* ---- the model cluster ---- */
+struct mnode {
+	char name[16], uid[16];
+	long rv;
+	int alive;            /* its kubelet runs */
+	int ready;            /* enum node_ready as the API shows it */
+	int64_t since;        /* Ready's lastTransitionTime, server seconds */
+	int64_t change_at;    /* ms: the kubelet dies or returns */
+	int64_t mark_at;      /* ms: the NLC marks it Unknown (0: not due) */
+	int tainted;          /* our taint and annotation */
+	int64_t tainted_at;
+	int big;              /* its object is over the bound: a list skips it, a stream cannot name it */
+	int64_t due_check;    /* ms: the taint must be there by then (0: none) */
+	int64_t clear_check;  /* ms: the taint must be gone by then (0: none) */
+};
+
+struct mevent {
+	long rev;
+	int node;
+	int deleted;          /* unused by this model: nodes are never deleted */
+};
+
+enum fault { F_LIST_FAIL, F_LIST_SLOW, F_OPEN_FAIL, F_410_AT_OPEN, F_SILENT, F_ERROR_500, F_CUT, F_BROKEN,
+	F_COMPACT, F_BIG, FAULTS };
+static const char *const fault_name[] = { "list-fail", "list-slow", "open-fail", "410-at-open", "silent",
+	"error-500", "cut", "broken", "compact", "big" };
+
+struct sim {
+	uint64_t seed;
+	int verbose;
+	int n;
+	struct mnode node[MAX_NODES];
+	long rev, compacted;
+	struct mevent *hist;
+	size_t nhist, cap;
+	int64_t now;          /* virtual ms */
+	int64_t node_next;    /* ms: the earliest of the nodes' times (a change, a mark, a check) */
+	int64_t base;         /* server seconds at 0 */
+	int bookmarks;        /* the server sends bookmarks (every minute) */
+	int64_t fault_from[FAULTS], fault_to[FAULTS];
+	int64_t fault_at[FAULTS];   /* one-shot faults: when (0 none) */
+	/* the stream */
+	int open;
+	size_t pos;           /* the next history entry to deliver */
+	int64_t stream_end;   /* ms: its timeoutSeconds */
+	int64_t next_bookmark;
+	long watch_from;      /* the rv it was opened from */
+	int64_t opened_at;
+	long stream_events;   /* events and bookmarks it brought */
+	int64_t rewatch_by;   /* ms: a healthy stream ended: the next watch comes by then (0: none) */
+	int broken_sent;      /* a stream was broken since the last list */
+	/* the shell's view */
+	struct core core;
+	struct policy_storm storm;
+	long last_rv_given;   /* the last resourceVersion handed to the core */
+	int64_t calm_since;   /* since when the watch is calm: open, caught up, no fault */
+	/* request spacing after failures */
+	int64_t last_failure;
+	int fail_run;
+	long events_since_failure;
+	/* counts */
+	long lists, watches, taints, clears, checks, events;
+	int failed;
+	char why[300];
+};
+
+static void fail(struct sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(struct sim *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->failed)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s->why, sizeof s->why, fmt, ap);
+	va_end(ap);
+	s->failed = 1;
+}
+
+static void core_said(void *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void core_said(void *ctx, const char *fmt, ...)
+{
+	struct sim *s = ctx;
+	va_list ap;
+
+	if (!s->verbose)
+		return;
+	fprintf(stderr, "%9.3f core: ", (double)s->now / 1000);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int64_t server_s(const struct sim *s)
+{
+	return s->base + s->now / 1000;
+}
+
+static int faulty(const struct sim *s, enum fault f)
+{
+	return s->now >= s->fault_from[f] && s->now < s->fault_to[f];
+}
+
+static int any_fault(const struct sim *s)
+{
+	for (int f = 0; f < FAULTS; f++)
+		if (faulty(s, f))
+			return 1;
+	return 0;
+}
+
+/* A change of node i: a new revision, in the history a stream replays. */
+static void changed(struct sim *s, int i)
+{
+	struct mnode *m = &s->node[i];
+
+	m->rv = ++s->rev;
+	if (s->nhist == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 1024;
+		s->hist = realloc(s->hist, s->cap * sizeof *s->hist);
+		if (!s->hist) {
+			fprintf(stderr, "sim: out of memory\n");
+			exit(2);
+		}
+	}
+	s->hist[s->nhist++] = (struct mevent){ s->rev, i, 0 };
+}
+
+static void facts_of(const struct sim *s, int i, struct node_facts *f)
+{
+	const struct mnode *m = &s->node[i];
+
+	memset(f, 0, sizeof *f);
+	snprintf(f->name, sizeof f->name, "%s", m->name);
+	snprintf(f->uid, sizeof f->uid, "%s", m->uid);
+	snprintf(f->rv, sizeof f->rv, "%ld", m->rv);
+	f->ready = m->ready;
+	f->ready_since = m->since;
+	f->oos_taint = m->tainted ? 0 : -1;
+	f->has_taints = m->tainted;
+	f->our_annotation = m->tainted;
+	f->tainted_at = m->tainted ? m->tainted_at : 0;
+}
+
+/* The model's node of that name ("node-NNN"), or -1. */
+static int find(const struct sim *s, const char *name)
+{
+	char *end;
+	long i;
+
+	if (strncmp(name, "node-", 5) != 0)
+		return -1;
+	i = strtol(name + 5, &end, 10);
+	return *end || i < 0 || i >= s->n ? -1 : (int)i;
+}
+
+/* A node's time was set: the nodes are looked at again by then. */
+static void note_time(struct sim *s, int64_t t)
+{
+	if (t && t < s->node_next)
+		s->node_next = t;
+}
+
+/* ---- the cluster's own life ---- */
+static void schedule_life(struct sim *s, struct mnode *m)
+{
+	/* most nodes live long; a fifth flap every few minutes */
+	int64_t span = chance(20) ? uniform(60000, 300000) : uniform(300000, 3600000);
+	m->change_at = s->now + (m->alive ? span : uniform(20000, 600000));
+	note_time(s, m->change_at);
+}
+
+static void set_due_checks(struct sim *s, int i)
+{
+	struct mnode *m = &s->node[i];
+
+	m->due_check = m->ready == NODE_READY_UNKNOWN && !m->tainted
+	    ? (m->since + TAINT_AFTER - s->base) * 1000 + DUE_BOUND_MS : 0;
+	m->clear_check = m->ready == NODE_READY_TRUE && m->tainted ? s->now + CLEAR_BOUND_MS : 0;
+	note_time(s, m->due_check);
+	note_time(s, m->clear_check);
+}
+
+static void cluster_step(struct sim *s)
+{
+	for (int i = 0; i < s->n; i++) {
+		struct mnode *m = &s->node[i];
+		if (m->change_at && s->now >= m->change_at) {
+			m->alive = !m->alive;
+			if (m->alive) {
+				m->mark_at = 0;
+				if (m->ready != NODE_READY_TRUE) {
+					m->ready = NODE_READY_TRUE;
+					m->since = server_s(s);
+					changed(s, i);
+				}
+			} else {
+				m->mark_at = s->now + NLC_GRACE_MS;
+				note_time(s, m->mark_at);
+			}
+			schedule_life(s, m);
+			set_due_checks(s, i);
+		}
+		if (m->mark_at && s->now >= m->mark_at) {
+			m->mark_at = 0;
+			m->ready = NODE_READY_UNKNOWN;
+			m->since = server_s(s);
+			changed(s, i);
+			set_due_checks(s, i);
+		}
+	}
+}
+
+/* A storm: most of the fleet's kubelets die together, and come back a while later. */
+static void storm_at(struct sim *s)
+{
+	int64_t back = uniform(60000, 400000);
+
+	for (int i = 0; i < s->n; i++) {
+		if (!chance(80))
+			continue;
+		s->node[i].change_at = s->now;   /* dies now (alive assumed; a dead one comes back: fine) */
+		cluster_step(s);
+		s->node[i].change_at = s->now + back;
+		note_time(s, s->node[i].change_at);
+	}
+}
+
+/* ---- writes, as the API server takes them: guarded by the resourceVersion decided on ---- */
+static int write_node(struct sim *s, const struct node_facts *f, enum policy_action a, long limit, long unknown)
+{
+	int i = find(s, f->name);
+	struct mnode *m;
+
+	if (i < 0)
+		return 0;
+	m = &s->node[i];
+	if (strtol(f->rv, NULL, 10) != m->rv)
+		return 0;   /* changed since: refused */
+	s->checks++;
+	if (a == POLICY_TAINT) {
+		if (m->ready != NODE_READY_UNKNOWN || server_s(s) - m->since < TAINT_AFTER)
+			fail(s, "%s tainted %llds after it went Unknown, threshold %ds by the server's clock", m->name,
+			    (long long)(server_s(s) - m->since), TAINT_AFTER);
+		if (limit >= 0 && unknown > limit)
+			fail(s, "%s tainted on facts with %ld Unknown nodes, more than the limit %ld", m->name, unknown, limit);
+		m->tainted = 1;
+		m->tainted_at = server_s(s);
+		s->taints++;
+	} else if (a == POLICY_CLEAR) {
+		m->tainted = 0;
+		s->clears++;
+	}
+	changed(s, i);
+	set_due_checks(s, i);
+	return 1;
+}
+
+/*
+ * client-go's reflector spacing: after the k-th failure in a row (a list or a watch refused, a
+ * 410 or a broken stream, a stream that ended at once with no event), with no event since and
+ * less than two minutes apart, the next request waits at least 0.8 s x 2^(k-1), at most 30 s.
+ */
+static void failure(struct sim *s)
+{
+	if (s->events_since_failure || s->now - s->last_failure >= 120000)
+		s->fail_run = 0;
+	s->fail_run++;
+	s->last_failure = s->now;
+	s->events_since_failure = 0;
+}
+
+static void spacing(struct sim *s, const char *what)
+{
+	int64_t need;
+
+	if (!s->fail_run || s->events_since_failure)
+		return;
+	need = 800LL << (s->fail_run - 1 < 6 ? s->fail_run - 1 : 6);
+	if (need > 30000)
+		need = 30000;
+	s->checks++;
+	if (s->now - s->last_failure < need)
+		fail(s, "%s %.2f s after failure %d in a row with no event since (backoff at least %.1f s)", what,
+		    (double)(s->now - s->last_failure) / 1000, s->fail_run, (double)need / 1000);
+}
+
+/* ---- the shell's list (pass_run's rule: read whole, then decide and act) ---- */
+static void do_list(struct sim *s, enum core_why why)
+{
+	struct policy_settings rules = { TAINT_AFTER, 0, "" };
+	struct policy_limit lim = { 0, 50 };
+	struct policy_summary sum = { 0 };
+	struct table *t = core_table(&s->core);
+	int64_t at = server_s(s), due = -1;
+	long rv = s->rev, limit;
+	char rvs[32];
+	static struct node_facts seen[MAX_NODES];
+
+	s->lists++;
+	s->rewatch_by = 0;
+	/* a list for a broken stream only after one broke: an object too large to read is skipped */
+	if (why == CORE_WHY_BROKEN && !s->broken_sent)
+		fail(s, "a list for a broken stream, but no stream broke");
+	s->broken_sent = 0;
+	spacing(s, "list");
+	if (faulty(s, F_LIST_FAIL)) {
+		failure(s);
+		s->now += uniform(10, 2000);
+		core_listed(&s->core, 0, "", -1, 0, -1, s->now);
+		return;
+	}
+	/* the facts as of the list's read; the answer arrives later */
+	for (int i = 0; i < s->n; i++)
+		facts_of(s, i, &seen[i]);
+	s->now += faulty(s, F_LIST_SLOW) ? uniform(1000, 20000) : uniform(5, LIST_MS_CALM);
+	table_begin(t);
+	for (int i = 0; i < s->n; i++) {
+		char why_not[200];
+		if (s->node[i].big) {
+			table_remove(t, seen[i].name);
+			continue;
+		}
+		if (table_put(t, &seen[i], why_not, sizeof why_not) < 0)
+			fail(s, "table_put: %s", why_not);
+		policy_summary_add(&sum, &seen[i]);
+	}
+	table_end(t);
+	limit = policy_unknown_limit(&lim, sum.nodes);
+	policy_storm_step(&s->storm, sum.unknown, limit, 60, s->now / 1000);
+	for (int i = 0; i < s->n; i++) {
+		struct policy_verdict v;
+		if (s->node[i].big || !policy_node(&seen[i], &rules, at, &v)) {
+			if (!s->node[i].big && v.due_in >= 0 && (due < 0 || v.due_in < due))
+				due = v.due_in;
+			continue;
+		}
+		if (v.due_in >= 0 && (due < 0 || v.due_in < due))
+			due = v.due_in;
+		policy_resolve(&v, &sum, policy_storm_holds(&s->storm));
+		if (v.action != POLICY_NONE)
+			table_acted(t, seen[i].name, write_node(s, &seen[i], v.action, limit, sum.unknown));
+	}
+	snprintf(rvs, sizeof rvs, "%ld", rv);
+	s->last_rv_given = rv;
+	core_listed(&s->core, 1, rvs, at, 0, due, s->now);
+}
+
+/* ---- the shell's round (pass_table's rule: clears, and a new taint is left to a list) ---- */
+static void do_round(struct sim *s, const struct core_do *d)
+{
+	struct policy_settings rules = { TAINT_AFTER, 0, "" };
+	struct policy_limit lim = { 0, 50 };
+	struct table *t = core_table(&s->core);
+	struct node_facts f;
+	int64_t due = -1;
+	int confirm = 0;
+	long limit = policy_unknown_limit(&lim, t->sum.nodes);
+
+	policy_storm_step(&s->storm, t->sum.unknown, limit, 60, s->now / 1000);
+	for (size_t i = 0; i < t->n; i++) {
+		struct policy_verdict v;
+		if (!table_in_round(t, i, d->all))
+			continue;
+		table_facts(t, i, &f);
+		table_decided(t, i, d->all);
+		if (!policy_node(&f, &rules, d->server_now, &v)) {
+			if (v.due_in >= 0 && (due < 0 || v.due_in < due))
+				due = v.due_in;
+			continue;
+		}
+		if (v.due_in >= 0 && (due < 0 || v.due_in < due))
+			due = v.due_in;
+		policy_resolve(&v, &t->sum, policy_storm_holds(&s->storm));
+		if (v.action == POLICY_TAINT || v.action == POLICY_DELETE)
+			confirm = 1;
+		else if (v.action == POLICY_CLEAR)
+			table_acted(t, f.name, write_node(s, &f, POLICY_CLEAR, -1, 0));
+	}
+	s->now += uniform(0, 20);
+	core_rounded(&s->core, d->all, due, confirm, s->now);
+}
+
+/* ---- the stream ---- */
+static void end_stream(struct sim *s, enum core_end end, const char *error)
+{
+	/* what makes a failure: a stream that brought nothing and ended at once, a 410 with no
+	 * event before it, a broken stream */
+	int empty = !s->open || (s->stream_events == 0 && s->now - s->opened_at < 1000);
+	/* client-go watches again at once after a stream that delivered events or stayed open */
+	if (s->open && !empty && (end == CORE_END_CLEAN || end == CORE_END_FAILED))
+		s->rewatch_by = s->now + 100;
+	if (end == CORE_END_BROKEN)
+		s->broken_sent = 1;
+	if (end == CORE_END_BROKEN || (end == CORE_END_EXPIRED && (!s->open || s->stream_events == 0)) ||
+	    ((end == CORE_END_FAILED || end == CORE_END_CLEAN) && empty))
+		failure(s);
+	s->open = 0;
+	core_ended(&s->core, end, error, -1, s->now);
+}
+
+static void do_watch(struct sim *s, const struct core_do *d)
+{
+	long from = strtol(d->rv, NULL, 10);
+
+	s->watches++;
+	spacing(s, "watch");
+	if (s->rewatch_by && s->now > s->rewatch_by && !any_fault(s))
+		fail(s, "watched again %.2f s after a healthy stream ended (client-go: at once)",
+		    (double)(s->now - s->rewatch_by + 100) / 1000);
+	s->rewatch_by = 0;
+	if (from != s->last_rv_given)
+		fail(s, "watch from resourceVersion %s, but the last the core was given is %ld", d->rv, s->last_rv_given);
+	s->now += uniform(1, 50);
+	if (faulty(s, F_OPEN_FAIL)) {
+		end_stream(s, CORE_END_FAILED, "HTTP 503");
+		return;
+	}
+	if (from < s->compacted) {
+		end_stream(s, CORE_END_EXPIRED, "HTTP 410, too old");
+		return;
+	}
+	s->open = 1;
+	s->opened_at = s->now;
+	s->stream_events = 0;
+	s->watch_from = from;
+	s->stream_end = s->now + d->timeout_s * 1000;
+	s->next_bookmark = s->now + 60000;
+	for (s->pos = 0; s->pos < s->nhist && s->hist[s->pos].rev <= from; s->pos++)
+		;
+	core_opened(&s->core, server_s(s), s->now);
+	if (faulty(s, F_410_AT_OPEN)) {
+		/* an ERROR event at once: code 410 (the shell knows it by its code) */
+		core_event(&s->core, &(struct core_event){ CORE_ERROR, "", NULL, NULL }, s->now);
+		end_stream(s, CORE_END_EXPIRED, "the server ended the watch: the resourceVersion is gone");
+	}
+}
+
+/* Delivers what the stream has at now; returns 1 when it is caught up. */
+static int deliver(struct sim *s)
+{
+	char rvs[32], why[] = "event: its object is over 256 KiB";
+	struct node_facts f;
+
+	if (!s->open)
+		return 0;
+	if (s->now >= s->stream_end) {
+		end_stream(s, CORE_END_CLEAN, "");
+		return 0;
+	}
+	if (faulty(s, F_SILENT))
+		return 0;
+	if (faulty(s, F_ERROR_500)) {
+		core_event(&s->core, &(struct core_event){ CORE_ERROR, "", NULL, NULL }, s->now);
+		end_stream(s, CORE_END_FAILED, "the server ended the watch: InternalError");
+		return 0;
+	}
+	if (s->watch_from < s->compacted && s->pos < s->nhist && s->hist[s->pos].rev <= s->compacted) {
+		core_event(&s->core, &(struct core_event){ CORE_ERROR, "", NULL, NULL }, s->now);
+		end_stream(s, CORE_END_EXPIRED, "the server ended the watch: Expired");
+		return 0;
+	}
+	while (s->pos < s->nhist && s->open) {
+		const struct mevent *e = &s->hist[s->pos++];
+		struct mnode *m = &s->node[e->node];
+		s->events++;
+		s->stream_events++;
+		s->events_since_failure++;
+		snprintf(rvs, sizeof rvs, "%ld", e->rev);
+		if (m->big) {
+			memset(&f, 0, sizeof f);
+			core_event(&s->core, &(struct core_event){ CORE_MODIFIED, "", &f, why }, s->now);
+			continue;
+		}
+		/* the node as it was at this revision: the model keeps only the latest, so a replay
+		 * of an older revision is sent as the latest with its own rv (a later event follows) */
+		facts_of(s, e->node, &f);
+		snprintf(f.rv, sizeof f.rv, "%ld", e->rev);
+		s->last_rv_given = e->rev;
+		core_event(&s->core, &(struct core_event){ CORE_MODIFIED, rvs, &f, NULL }, s->now);
+	}
+	if (s->open && s->bookmarks && s->now >= s->next_bookmark) {
+		snprintf(rvs, sizeof rvs, "%ld", s->rev);
+		s->last_rv_given = s->rev;
+		s->events_since_failure++;
+		s->stream_events++;
+		core_event(&s->core, &(struct core_event){ CORE_BOOKMARK, rvs, NULL, NULL }, s->now);
+		s->next_bookmark = s->now + 60000;
+	}
+	return s->open;
+}
+
+/* The table against the cluster, while the stream is caught up. */
+static void check_table(struct sim *s)
+{
+	struct table *t = core_table(&s->core);
+	struct node_facts f;
+	size_t want = 0;
+
+	for (int i = 0; i < s->n; i++)
+		want += !s->node[i].big;
+	s->checks++;
+	for (size_t i = 0; i < t->n; i++) {
+		int j;
+		table_facts(t, i, &f);
+		j = find(s, f.name);
+		if (j < 0) {
+			fail(s, "the table holds %s, which the cluster has not", f.name);
+			return;
+		}
+		/* a node too large to read keeps its last readable facts until a list: the stream
+		 * cannot name it (writes on them are refused by their resourceVersion) */
+		if (s->node[j].big) {
+			want++;
+			continue;
+		}
+		if (strtol(f.rv, NULL, 10) != s->node[j].rv || (int)f.ready != s->node[j].ready) {
+			fail(s, "the table has %s at rv %s ready %d, the cluster at rv %ld ready %d", f.name, f.rv, f.ready,
+			    s->node[j].rv, s->node[j].ready);
+			return;
+		}
+	}
+	if (t->n != want)
+		fail(s, "the table has %zu nodes, the cluster %zu", t->n, want);
+}
+
+static void check_deadlines(struct sim *s)
+{
+	struct policy_limit lim = { 0, 50 };
+	long unknown = 0, limit = policy_unknown_limit(&lim, s->n);
+
+	for (int i = 0; i < s->n; i++)
+		unknown += s->node[i].ready == NODE_READY_UNKNOWN;
+	for (int i = 0; i < s->n; i++) {
+		struct mnode *m = &s->node[i];
+		if (m->due_check && s->now >= m->due_check) {
+			int64_t due_ms = (m->since + TAINT_AFTER - s->base) * 1000;
+			m->due_check = 0;
+			s->checks++;
+			/* only where the facts were fresh throughout and nothing held it back */
+			if (!m->tainted && !m->big && m->ready == NODE_READY_UNKNOWN && s->calm_since <= due_ms - 2000 &&
+			    !policy_storm_holds(&s->storm) && unknown <= limit)
+				fail(s, "%s Unknown past its threshold and not tainted %.1f s after it was due, the watch calm since %.1f s",
+				    m->name, (double)(s->now - due_ms) / 1000, (double)s->calm_since / 1000);
+		}
+		if (m->clear_check && s->now >= m->clear_check) {
+			m->clear_check = 0;
+			s->checks++;
+			if (m->tainted && !m->big && m->ready == NODE_READY_TRUE && s->calm_since <= s->now - CLEAR_BOUND_MS)
+				fail(s, "%s Ready with our taint %.1f s after it came back, the watch calm since %.1f s", m->name,
+				    (double)CLEAR_BOUND_MS / 1000, (double)s->calm_since / 1000);
+		}
+	}
+}
+
+/* The faults this seed plays: a few windows each, and one-shots. */
+static void draw_faults(struct sim *s)
+{
+	for (int f = 0; f < FAULTS; f++) {
+		s->fault_from[f] = s->fault_to[f] = INT64_MAX;
+		s->fault_at[f] = 0;
+		if (f > F_ERROR_500 || !chance(45))
+			continue;
+		s->fault_from[f] = uniform(60000, RUN_MS - 120000);
+		s->fault_to[f] = s->fault_from[f] + uniform(1000, f == F_SILENT ? 300000 : 90000);
+	}
+	/* one-shots: a cut, a broken event, a compaction, a node that grows too large */
+	s->fault_at[F_CUT] = chance(60) ? uniform(30000, RUN_MS) : 0;
+	s->fault_at[F_BROKEN] = chance(40) ? uniform(30000, RUN_MS) : 0;
+	s->fault_at[F_COMPACT] = chance(60) ? uniform(30000, RUN_MS) : 0;
+	s->fault_at[F_BIG] = chance(20) ? uniform(30000, RUN_MS) : 0;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* The next moment the model has something to do. */
+static int64_t model_next(const struct sim *s)
+{
+	int64_t t = RUN_MS;
+
+	t = min64(t, s->node_next);
+	for (int f = 0; f < FAULTS; f++) {
+		if (s->fault_from[f] > s->now)
+			t = min64(t, s->fault_from[f]);
+		if (s->fault_to[f] > s->now)
+			t = min64(t, s->fault_to[f]);
+		if (s->fault_at[f] > s->now)
+			t = min64(t, s->fault_at[f]);
+	}
+	if (s->open) {
+		t = min64(t, s->stream_end);
+		if (s->bookmarks)
+			t = min64(t, s->next_bookmark);
+	}
+	return t;
+}
+
+static void one_shots(struct sim *s)
+{
+	if (s->fault_at[F_CUT] && s->now >= s->fault_at[F_CUT]) {
+		s->fault_at[F_CUT] = 0;
+		if (s->open)
+			end_stream(s, CORE_END_FAILED, "reading the watch: the connection was cut");
+	}
+	if (s->fault_at[F_BROKEN] && s->now >= s->fault_at[F_BROKEN]) {
+		s->fault_at[F_BROKEN] = 0;
+		if (s->open)
+			end_stream(s, CORE_END_BROKEN, "reading the watch: a broken event");
+	}
+	if (s->fault_at[F_COMPACT] && s->now >= s->fault_at[F_COMPACT]) {
+		s->fault_at[F_COMPACT] = 0;
+		s->compacted = s->rev;
+	}
+	if (s->fault_at[F_BIG] && s->now >= s->fault_at[F_BIG]) {
+		int i = (int)uniform(0, s->n - 1);
+		s->fault_at[F_BIG] = 0;
+		s->node[i].big = 1;
+		s->node[i].due_check = s->node[i].clear_check = 0;
+		changed(s, i);
+	}
+}
+
+static int run_seed(uint64_t seed, int nodes, int verbose)
+{
+	static struct sim s;
+	const struct core_timing tm = { POLL_MS, RELIST_MS, 120000, 800, 30000, 120000, 200, 1000, 1000, 300, 600 };
+	int64_t storm = 0, table_checked = 0;
+
+	free(s.hist);
+	memset(&s, 0, sizeof s);
+	s.seed = seed;
+	s.verbose = verbose;
+	rs = seed;
+	s.n = nodes ? nodes : (int)uniform(20, MAX_NODES);
+	s.base = 1800000000 + uniform(0, 1000000);
+	s.bookmarks = chance(70);
+	s.rev = 1000;
+	for (int i = 0; i < s.n; i++) {
+		struct mnode *m = &s.node[i];
+		snprintf(m->name, sizeof m->name, "node-%03d", i);
+		snprintf(m->uid, sizeof m->uid, "uid-%03d", i);
+		m->alive = 1;
+		m->ready = NODE_READY_TRUE;
+		m->since = s.base - 3600;
+		schedule_life(&s, m);
+		changed(&s, i);
+	}
+	s.calm_since = INT64_MAX;
+	s.node_next = 0;
+	draw_faults(&s);
+	storm = chance(30) ? uniform(120000, RUN_MS - 600000) : 0;
+	for (int f = 0; verbose && f < FAULTS; f++)
+		if (s.fault_from[f] != INT64_MAX || s.fault_at[f])
+			fprintf(stderr, "fault %s: %.1f-%.1f s, at %.1f s\n", fault_name[f], (double)s.fault_from[f] / 1000,
+			    (double)s.fault_to[f] / 1000, (double)s.fault_at[f] / 1000);
+	if (verbose && storm)
+		fprintf(stderr, "storm at %.1f s\n", (double)storm / 1000);
+	core_init(&s.core, &tm, rnd(), core_said, &s);
+	core_lead(&s.core, 1, 0);
+	while (s.now < RUN_MS && !s.failed) {
+		struct core_do d;
+		int64_t until;
+
+		if (s.now >= s.node_next) {
+			s.node_next = INT64_MAX;
+			cluster_step(&s);
+			check_deadlines(&s);
+			for (int i = 0; i < s.n; i++) {
+				note_time(&s, s.node[i].change_at);
+				note_time(&s, s.node[i].mark_at);
+				note_time(&s, s.node[i].due_check);
+				note_time(&s, s.node[i].clear_check);
+			}
+		}
+		/* the shell drops a stream the core gave up (a periodic list, a confirmation) */
+		if (s.open && core_phase(&s.core) != CORE_STREAM)
+			s.open = 0;
+		one_shots(&s);
+		if (storm && s.now >= storm) {
+			storm = 0;
+			storm_at(&s);
+		}
+		if (deliver(&s) && !any_fault(&s) && core_phase(&s.core) == CORE_STREAM) {
+			if (s.calm_since == INT64_MAX)
+				s.calm_since = s.now;
+		} else {
+			s.calm_since = INT64_MAX;
+		}
+		/* once every 5 virtual seconds at most: it reads the whole table */
+		if (s.calm_since != INT64_MAX && s.pos == s.nhist && s.open && s.now >= table_checked + 5000) {
+			check_table(&s);
+			table_checked = s.now;
+		}
+		core_next(&s.core, s.now, &d);
+		if (s.open && d.kind != CORE_DO_READ && d.kind != CORE_DO_ROUND)
+			s.open = 0;   /* the shell drops a stream the core gave up */
+		switch (d.kind) {
+		case CORE_DO_LIST:
+			s.calm_since = INT64_MAX;
+			do_list(&s, d.why);
+			continue;
+		case CORE_DO_WATCH:
+			do_watch(&s, &d);
+			continue;
+		case CORE_DO_ROUND:
+			do_round(&s, &d);
+			continue;
+		case CORE_DO_READ:
+		case CORE_DO_WAIT:
+			until = min64(d.until, model_next(&s));
+			if (until <= s.now)
+				until = s.now + 1;
+			s.now = until;
+			continue;
+		}
+	}
+	if (verbose || s.failed)
+		fprintf(stderr, "seed %llu: %d nodes, %lld s: %ld lists, %ld watches, %ld events, %ld taints, %ld clears, %ld checks%s%s\n",
+		    (unsigned long long)seed, s.n, (long long)(s.now / 1000), s.lists, s.watches, s.events, s.taints, s.clears,
+		    s.checks, s.failed ? "; FAILED: " : "", s.failed ? s.why : "");
+	if (s.failed)
+		fprintf(stderr, "replay: ./build.sh sim %llu 1 (or build/sim/sim -v %llu)\n", (unsigned long long)seed,
+		    (unsigned long long)seed);
+	core_free(&s.core);
+	return s.failed;
+}
+
+int main(int argc, char **argv)
+{
+	int verbose = 0, nodes = 0, failed = 0;
+	uint64_t seed, count = 1, ran = 0;
+
+	for (; argc > 1 && argv[1][0] == '-'; argc--, argv++) {
+		if (strcmp(argv[1], "-v") == 0)
+			verbose = 1;
+		else if (strcmp(argv[1], "-n") == 0 && argc > 2)
+			nodes = atoi(argv[2]), argc--, argv++;
+	}
+	if (argc < 2) {
+		fprintf(stderr, "usage: sim [-v] [-n NODES] SEED [COUNT]\n");
+		return 2;
+	}
+	seed = strtoull(argv[1], NULL, 10);
+	if (argc > 2)
+		count = strtoull(argv[2], NULL, 10);
+	for (uint64_t i = 0; i < count; i++) {
+		ran++;
+		if (run_seed(seed + i, nodes, verbose)) {
+			failed++;
+			if (failed >= 3)
+				break;
+		}
+	}
+	printf("sim: %llu passed, %d failed\n", (unsigned long long)(ran - (uint64_t)failed), failed);
+	return failed ? 1 : 0;
+}
