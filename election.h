@@ -32,7 +32,6 @@ struct election {
 	int started;                        /* the thread runs */
 	pthread_t thread;
 	pthread_mutex_t lock;
-	pthread_cond_t wake;
 	int leader;                         /* under lock: the last try left us the holder */
 	int64_t renewed_ms;                 /* under lock: monotonic ms the last renewal was sent */
 	int quit;                           /* under lock: the thread ends */
