@@ -75,7 +75,8 @@ static void ended(struct follow *f, enum kube_watch_end end, long retry_after)
 	core_ended(&f->core, as[end], kube_error(&f->kc), retry_after, clock_ms());
 }
 
-static void on_event(void *ctx, const struct kube_event *ev)
+/* One event of the stream, counted and told to the core. */
+static void event_to_core(void *ctx, const struct kube_event *ev)
 {
 	static const enum metrics_watch_event counted[] = { METRICS_ADDED, METRICS_MODIFIED, METRICS_DELETED,
 		METRICS_BOOKMARK, METRICS_ERROR };
@@ -113,7 +114,7 @@ static void watch(struct follow *f, const struct core_do *d)
 		close_stream(f);
 		metrics_watch_restart();
 	}
-	r = kube_watch_open(&f->kc, &f->w, d->rv, d->timeout_s, &f->keys, on_event, f, &date, &retry_after);
+	r = kube_watch_open(&f->kc, &f->w, d->rv, d->timeout_s, &f->keys, event_to_core, f, &date, &retry_after);
 	if (r != KUBE_WATCH_OPEN) {
 		ended(f, r, retry_after);
 		return;

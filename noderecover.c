@@ -85,7 +85,8 @@ static const char usage[] =
     "variable, the variable beats the default.\n"
     "\n";
 
-static const char *env(const char *name)
+/* The environment, as settings.c and the start-up read it. */
+static const char *from_environment(const char *name)
 {
 	return getenv(name);
 }
@@ -161,7 +162,7 @@ static void release(struct election *el)
 /* The identity's base for leader election: the pod's name, else the host's. */
 static const char *identity_base(char *host, size_t cap)
 {
-	const char *base = env(SETTINGS_POD_NAME);
+	const char *base = from_environment(SETTINGS_POD_NAME);
 
 	if (base && *base)
 		return base;
@@ -268,7 +269,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "noderecover: out of memory at start-up\n");
 		return 1;
 	}
-	if (settings_parse(&pr->s, argc, argv, env, err, sizeof err) < 0) {
+	if (settings_parse(&pr->s, argc, argv, from_environment, err, sizeof err) < 0) {
 		fprintf(stderr, "noderecover: %s\n", err);
 		return 2;
 	}
@@ -287,8 +288,8 @@ int main(int argc, char **argv)
 		printf("noderecover %s\n", NODERECOVER_VERSION);
 		return 0;
 	}
-	clock_scale(env("NODERECOVER_TEST_DEADLINE_SCALE"));
-	if (settings_target(&pr->s, env, &pr->t, err, sizeof err) < 0 ||
+	clock_scale(from_environment("NODERECOVER_TEST_DEADLINE_SCALE"));
+	if (settings_target(&pr->s, from_environment, &pr->t, err, sizeof err) < 0 ||
 	    kube_init(&pr->kc, &pr->t, &cut, err, sizeof err) < 0) {
 		fprintf(stderr, "noderecover: %s\n", err);
 		return 2;

@@ -59,6 +59,13 @@ static int64_t pass_now(const struct pass *p)
 	return p->now + (clock_ms() - p->mono0) / 1000;
 }
 
+/* The nodes-by-Ready gauge a node counts under. */
+static enum metrics_ready ready_metric(enum node_ready r)
+{
+	return r == NODE_READY_TRUE ? METRICS_READY_TRUE : r == NODE_READY_FALSE ? METRICS_READY_FALSE
+	    : r == NODE_READY_UNKNOWN ? METRICS_READY_UNKNOWN : METRICS_READY_NONE;
+}
+
 static int on_node(void *ctx, const struct node_facts *f, const char *why)
 {
 	struct pass *p = ctx;
@@ -83,8 +90,7 @@ static int on_node(void *ctx, const struct node_facts *f, const char *why)
 	}
 	k->f = *f;
 	policy_summary_add(&p->sum, &k->f);
-	p->ready[f->ready == NODE_READY_TRUE ? METRICS_READY_TRUE : f->ready == NODE_READY_FALSE ? METRICS_READY_FALSE
-	    : f->ready == NODE_READY_UNKNOWN ? METRICS_READY_UNKNOWN : METRICS_READY_NONE]++;
+	p->ready[ready_metric(f->ready)]++;
 	if (f->oos_taint >= 0 && f->our_annotation) {
 		p->tainted_total++;
 		metrics_tainted_add(p->tainted, &p->ntainted, f->name, f->tainted_at);
@@ -558,8 +564,7 @@ int pass_run(struct pass_loop *l, struct pass_result *res)
 
 int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *res)
 {
-	static const int by_ready[4] = { [NODE_READY_NONE] = METRICS_READY_NONE, [NODE_READY_TRUE] = METRICS_READY_TRUE,
-		[NODE_READY_FALSE] = METRICS_READY_FALSE, [NODE_READY_UNKNOWN] = METRICS_READY_UNKNOWN };
+	static const enum node_ready readies[] = { NODE_READY_NONE, NODE_READY_TRUE, NODE_READY_FALSE, NODE_READY_UNKNOWN };
 	struct pass *p = &l->pass;
 	struct table *t = l->table;
 	struct node_facts f;
@@ -571,7 +576,7 @@ int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *re
 	begin(l, p);
 	p->now = now;
 	p->mono0 = clock_ms();
-	for (size_t i = 0; i < t->n; i++) {
+	for (size_t i = 0; i < table_size(t); i++) {
 		if (!table_in_round(t, i, all))
 			continue;
 		table_facts(t, i, &f);
@@ -579,11 +584,11 @@ int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *re
 		table_decided(t, i, all);
 	}
 	/* the guard, quorum and the metrics count the whole table, not the nodes this round looked at */
-	p->sum = t->sum;
+	p->sum = *table_summary(t);
 	p->ntainted = 0;
 	p->tainted_total = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		if (t->e[i].oos_taint < 0)
+	for (size_t i = 0; i < table_size(t); i++) {
+		if (!table_tainted(t, i))
 			continue;
 		table_facts(t, i, &f);
 		if (f.our_annotation) {
@@ -592,7 +597,7 @@ int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *re
 		}
 	}
 	for (int r = 0; r < 4; r++)
-		p->ready[by_ready[r]] = t->ready[r];
+		p->ready[ready_metric(readies[r])] = table_count(t, readies[r]);
 	return counted(res, start, decide(l, p, res, all ? OVER_TABLE : OVER_TABLE_PART));
 }
 

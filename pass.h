@@ -77,8 +77,7 @@ struct pass_loop {
 	volatile sig_atomic_t *stop;      /* set by a signal: finish no more actions */
 	struct events *events;            /* where the Events of report()'s lines go; NULL: none */
 	/* With leader election (NULL: none): asked right before every write (election_may_write:
-	 * a no ends the pass's actions) and at the head of each page of the list (election_keep).
-	 * Either may renew the Lease first, on the election's own connection (election.h). */
+	 * a no ends the pass's actions); its own thread renews the Lease (election.h). */
 	struct election *election;
 	/* With a watch (NULL: none): the table every list feeds (a node that cannot be read or
 	 * kept leaves it) and pass_table decides from; what a pass wrote marks its entry acted. */

@@ -256,6 +256,26 @@ void table_acted(struct table *t, const char *name, int ok)
 		t->e[i].mark |= ok ? M_ACTED : M_FAILED;
 }
 
+size_t table_size(const struct table *t)
+{
+	return t->n;
+}
+
+const struct policy_summary *table_summary(const struct table *t)
+{
+	return &t->sum;
+}
+
+long table_count(const struct table *t, enum node_ready r)
+{
+	return t->ready[r];
+}
+
+int table_tainted(const struct table *t, size_t i)
+{
+	return t->e[i].oos_taint >= 0;
+}
+
 void table_free(struct table *t)
 {
 	free(t->e);

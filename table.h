@@ -77,6 +77,15 @@ void table_decided(struct table *t, size_t i, int all);
 /* A write on the node named went out (ok), or failed (!ok): see table_in_round. */
 void table_acted(struct table *t, const char *name, int ok);
 
+/* How many entries it holds (entries are 0 .. table_size - 1, in name order). */
+size_t table_size(const struct table *t);
+/* The whole table's summary, as the storm guard and quorum count it. */
+const struct policy_summary *table_summary(const struct table *t);
+/* How many entries have Ready r. */
+long table_count(const struct table *t, enum node_ready r);
+/* Whether entry i carries an out-of-service taint (ours or not: table_facts says whose). */
+int table_tainted(const struct table *t, size_t i);
+
 /* Gives its memory back; the table is empty and may be used again. */
 void table_free(struct table *t);
 

@@ -423,10 +423,11 @@ static void do_round(struct sim *s, const struct core_do *d)
 	struct node_facts f;
 	int64_t due = -1;
 	int confirm = 0;
-	long limit = policy_unknown_limit(&lim, t->sum.nodes);
+	const struct policy_summary *sum = table_summary(t);
+	long limit = policy_unknown_limit(&lim, sum->nodes);
 
-	policy_storm_step(&s->storm, t->sum.unknown, limit, 60, s->now / 1000);
-	for (size_t i = 0; i < t->n; i++) {
+	policy_storm_step(&s->storm, sum->unknown, limit, 60, s->now / 1000);
+	for (size_t i = 0; i < table_size(t); i++) {
 		struct policy_verdict v;
 		if (!table_in_round(t, i, d->all))
 			continue;
@@ -439,7 +440,7 @@ static void do_round(struct sim *s, const struct core_do *d)
 		}
 		if (v.due_in >= 0 && (due < 0 || v.due_in < due))
 			due = v.due_in;
-		policy_resolve(&v, &t->sum, policy_storm_holds(&s->storm));
+		policy_resolve(&v, sum, policy_storm_holds(&s->storm));
 		if (v.action == POLICY_TAINT || v.action == POLICY_DELETE)
 			confirm = 1;
 		else if (v.action == POLICY_CLEAR)
@@ -568,7 +569,7 @@ static void check_table(struct sim *s)
 	for (int i = 0; i < s->n; i++)
 		want += !s->node[i].big;
 	s->checks++;
-	for (size_t i = 0; i < t->n; i++) {
+	for (size_t i = 0; i < table_size(t); i++) {
 		int j;
 		table_facts(t, i, &f);
 		j = find(s, f.name);
@@ -588,8 +589,8 @@ static void check_table(struct sim *s)
 			return;
 		}
 	}
-	if (t->n != want)
-		fail(s, "the table has %zu nodes, the cluster %zu", t->n, want);
+	if (table_size(t) != want)
+		fail(s, "the table has %zu nodes, the cluster %zu", table_size(t), want);
 }
 
 static void check_deadlines(struct sim *s)
