@@ -63,6 +63,26 @@ static void relist(struct core *c, enum core_why why)
 	c->phase = CORE_LIST;
 	c->why = why;
 	c->settle_at = c->settle_max = 0;
+	c->confirm = CORE_CONFIRM_NONE;   /* the list decides */
+}
+
+/* A resourceVersion as etcd's and kine's revisions are written: a decimal number, no sign. */
+static int decimal(const char *rv)
+{
+	if (!rv[0] || (rv[0] == '0' && rv[1]))
+		return 0;
+	for (; *rv; rv++)
+		if (*rv < '0' || *rv > '9')
+			return 0;
+	return 1;
+}
+
+/* Whether decimal resourceVersion a is at or past b. */
+static int at_or_past(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	return la != lb ? la > lb : strcmp(a, b) >= 0;
 }
 
 void core_lead(struct core *c, int leading, int64_t now)
@@ -73,6 +93,7 @@ void core_lead(struct core *c, int leading, int64_t now)
 	} else if (!leading && c->phase != CORE_IDLE) {
 		c->phase = CORE_IDLE;
 		c->settle_at = c->settle_max = c->due_at = 0;
+		c->confirm = CORE_CONFIRM_NONE;
 		/* a leader again lists afresh: what it knew may be old by then */
 		table_free(&c->table);
 	}
@@ -111,6 +132,21 @@ void core_next(struct core *c, int64_t now, struct core_do *d)
 		core_next(c, now, d);
 		return;
 	}
+	if (c->confirm == CORE_CONFIRM_WAIT && at_or_past(c->rv, c->confirm_rv)) {
+		/* the stream has shown every change up to the store's revision: the table is fresh */
+		c->confirm = CORE_CONFIRM_NONE;
+		d->kind = CORE_DO_ROUND;
+		d->confirmed = 1;
+		d->server_now = c->date + (now - c->date_at) / 1000;
+		return;
+	}
+	if (c->confirm == CORE_CONFIRM_WAIT && now >= c->confirm_until) {
+		c->say(c->say_ctx, "The watch did not reach resourceVersion %s within %llds (it is at %s); confirming with a list",
+		    c->confirm_rv, (long long)(c->tm.cheap_wait_ms / 1000), c->rv);
+		relist(c, CORE_WHY_CONFIRM);
+		core_next(c, now, d);
+		return;
+	}
 	if (c->phase == CORE_STREAM && now - c->heard >= c->tm.silence_ms) {
 		c->say(c->say_ctx, "Watch stream silent for %llds (no event, no bookmark); resuming from resourceVersion %s",
 		    (long long)(now - c->heard) / 1000, c->rv);
@@ -124,7 +160,15 @@ void core_next(struct core *c, int64_t now, struct core_do *d)
 		d->server_now = c->date + (now - c->date_at) / 1000;
 		return;
 	}
+	if (c->confirm == CORE_CONFIRM_ASK && c->phase == CORE_STREAM && now >= c->confirm_at) {
+		d->kind = CORE_DO_FRESH;
+		return;
+	}
 	next = min64(c->round_at, c->relist_at);
+	if (c->confirm == CORE_CONFIRM_WAIT)
+		next = min64(next, c->confirm_until);
+	if (c->confirm == CORE_CONFIRM_ASK && c->phase == CORE_STREAM)
+		next = min64(next, c->confirm_at);
 	if (c->settle_at)
 		next = min64(next, c->settle_at);
 	if (c->due_at)
@@ -287,11 +331,37 @@ void core_rounded(struct core *c, int all, int64_t due_in, int confirm, int64_t 
 	if (all)
 		c->round_at = now + c->tm.poll_ms;
 	c->due_at = due(due_in, now);
-	/* a new taint or delete is decided on a list: the table may lag the cluster (pass.h); a
-	 * backoff still running is kept (the list waits for it), so a failing API server is not
+	/* a new taint or delete is decided on fresh facts: the table may lag the cluster (pass.h).
+	 * A backoff still running is kept (the list waits for it), so a failing API server is not
 	 * asked for a list at each threshold crossing */
-	if (confirm)
+	if (!confirm || c->confirm != CORE_CONFIRM_NONE)
+		return;
+	if (c->phase == CORE_STREAM && (long)table_size(&c->table) >= c->tm.cheap_min_nodes && decimal(c->rv)) {
+		c->confirm = CORE_CONFIRM_ASK;
+		c->confirm_at = now;
+	} else
 		relist(c, CORE_WHY_CONFIRM);
+}
+
+void core_fresh(struct core *c, int ok, const char *rv, int64_t now)
+{
+	if (c->confirm != CORE_CONFIRM_ASK || (c->phase != CORE_WATCH && c->phase != CORE_STREAM))
+		return;
+	if (!ok) {
+		/* the stream is kept; the question waits the backoff (the stream's own retry is its own) */
+		int64_t retry_at = c->retry_at;
+		back_off(c, -1, now);
+		c->confirm_at = c->retry_at;
+		c->retry_at = retry_at;
+		return;
+	}
+	if (!decimal(rv)) {
+		relist(c, CORE_WHY_CONFIRM);
+		return;
+	}
+	snprintf(c->confirm_rv, sizeof c->confirm_rv, "%s", rv);
+	c->confirm = CORE_CONFIRM_WAIT;
+	c->confirm_until = now + c->tm.cheap_wait_ms;
 }
 
 enum core_phase core_phase(const struct core *c)

@@ -33,6 +33,9 @@ struct core_timing {
 	int64_t short_ms;         /* a stream that ends sooner with no event was no stream (a backoff) */
 	long timeout_min_s;       /* timeoutSeconds asked of each watch: uniform in min..max */
 	long timeout_max_s;
+	long cheap_min_nodes;     /* from this many nodes on, a new taint is confirmed without a list: */
+	int64_t cheap_wait_ms;    /* the store's resourceVersion is read (CORE_DO_FRESH), and the table
+	                             decided on once the stream has passed it, or listed after this */
 };
 
 /* Why a list is made: each counted on its own (relists_total's reason). */
@@ -45,6 +48,20 @@ enum core_phase {
 	CORE_LIST,     /* the table cannot be trusted: a whole list is next (at retry_at) */
 	CORE_WATCH,    /* the table holds a list and every event since: a stream is next (at retry_at) */
 	CORE_STREAM    /* ... and a stream from rv is open */
+};
+
+/*
+ * A new taint or delete is never decided on a table that may lag the cluster. Where the cluster
+ * is small a list proves the facts fresh; where it is big (cheap_min_nodes) that list costs more
+ * than the watch saves, so the core asks for the store's current resourceVersion and decides on
+ * the table once the stream has delivered an event or bookmark at or past it (resourceVersions
+ * compared as the decimal revisions etcd and kine give; anything else: a list). Nodes due
+ * together share one confirmation.
+ */
+enum core_confirm {
+	CORE_CONFIRM_NONE,   /* nothing to confirm */
+	CORE_CONFIRM_ASK,    /* the store's resourceVersion is next (at confirm_at) */
+	CORE_CONFIRM_WAIT    /* ... read: waiting for the stream to pass it, until confirm_until */
 };
 
 /* How a stream ended, or why one could not be opened (kube.h's kube_watch_end, as the shell saw it). */
@@ -62,8 +79,11 @@ enum core_do_kind {
 	                   then core_listed */
 	CORE_DO_WATCH,  /* open a stream from rv with timeoutSeconds timeout_s, then core_opened or core_ended */
 	CORE_DO_READ,   /* read the open stream until until at most (each event: core_event; its end: core_ended) */
-	CORE_DO_ROUND   /* a round over the table (pass_table) at server_now: every node (all) or what
-	                   changed and every Unknown one; then core_rounded */
+	CORE_DO_ROUND,  /* a round over the table (pass_table) at server_now: every node (all) or what
+	                   changed and every Unknown one, and with confirmed, the table proven fresh: it
+	                   may taint and delete as a list may; then core_rounded */
+	CORE_DO_FRESH   /* read the store's current resourceVersion (kube_nodes_rv) on another
+	                   connection than the stream's, keeping the stream; then core_fresh */
 };
 struct core_do {
 	enum core_do_kind kind;
@@ -72,6 +92,7 @@ struct core_do {
 	const char *rv;         /* WATCH: the resourceVersion to watch from (the core's) */
 	long timeout_s;         /* WATCH */
 	int all;                /* ROUND */
+	int confirmed;          /* ROUND: the table is as fresh as a list */
 	int64_t server_now;     /* ROUND: Unix seconds by the API server's clock */
 };
 
@@ -112,6 +133,10 @@ struct core {
 	int failing;                /* a failure was said; said again only once it works */
 	int said;                   /* the stream from this list's resourceVersion was said */
 	int too_large_said;         /* an object too large to read was said on this stream */
+	enum core_confirm confirm;
+	int64_t confirm_at;         /* CORE_CONFIRM_ASK: not before (a backoff after a failed read) */
+	char confirm_rv[NODE_RV_MAX + 1]; /* CORE_CONFIRM_WAIT: the stream must pass this */
+	int64_t confirm_until;      /* ... or a list decides after this */
 	uint64_t rng;
 };
 
@@ -147,9 +172,16 @@ void core_ended(struct core *c, enum core_end end, const char *error, long retry
 
 /*
  * A round ended at now: all as asked; due_in as core_listed's; confirm: a node wants a new
- * taint or delete, which is decided on a list, never on the table (pass.h): a list is next.
+ * taint or delete, which is decided on fresh facts only (pass.h): a list, or in a big cluster
+ * the store's resourceVersion and a confirmed round once the stream has passed it.
  */
 void core_rounded(struct core *c, int all, int64_t due_in, int confirm, int64_t now);
+
+/*
+ * The store's resourceVersion was read at now (ok), or could not be (a backoff; the stream is
+ * kept, and asked again after it).
+ */
+void core_fresh(struct core *c, int ok, const char *rv, int64_t now);
 
 /* The phase (for tests and the simulator). */
 enum core_phase core_phase(const struct core *c);

@@ -38,6 +38,7 @@ int follow_init(struct follow *f, struct pass_loop *l, const struct kube_target 
 		.healthy_ms = clock_span(FOLLOW_HEALTHY_MS), .short_ms = clock_span(FOLLOW_SHORT_MS),
 		.settle_ms = clock_span(FOLLOW_SETTLE_MS), .settle_max_ms = clock_span(FOLLOW_SETTLE_MAX_MS),
 		.timeout_min_s = FOLLOW_TIMEOUT_MIN, .timeout_max_s = FOLLOW_TIMEOUT_MAX,
+		.cheap_min_nodes = FOLLOW_CHEAP_MIN_NODES, .cheap_wait_ms = clock_span(FOLLOW_CHEAP_WAIT_MS),
 	};
 	/* jitter only: replicas and restarts must not draw the same, nothing more */
 	uint64_t seed = (uint64_t)clock_ms() * 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL) << 20 ^ (uint64_t)getpid();
@@ -128,8 +129,19 @@ static void round_of(struct follow *f, const struct core_do *d)
 {
 	struct pass_result res;
 
-	pass_table(f->loop, d->all, d->server_now, &res);
+	pass_table(f->loop, d->all, d->confirmed, d->server_now, &res);
 	core_rounded(&f->core, d->all, res.due_in, res.confirm, clock_ms());
+}
+
+/* The store's current resourceVersion, on the loop's connection (the stream stays open on its own). */
+static void fresh(struct follow *f)
+{
+	char rv[NODE_RV_MAX + 1];
+	int ok = kube_nodes_rv(f->loop->kc, rv) == KUBE_OK;
+
+	if (!ok && !*f->loop->stop)
+		say("Reading the nodes' resourceVersion to confirm a taint failed: %s; trying again after a backoff", kube_error(f->loop->kc));
+	core_fresh(&f->core, ok, rv, clock_ms());
 }
 
 int64_t follow_step(struct follow *f, int leading, int64_t until)
@@ -155,6 +167,9 @@ int64_t follow_step(struct follow *f, int leading, int64_t until)
 			break;
 		case CORE_DO_ROUND:
 			round_of(f, &d);
+			break;
+		case CORE_DO_FRESH:
+			fresh(f);
 			break;
 		case CORE_DO_READ: {
 			enum kube_watch_end r = kube_watch_read(&f->w, d.until < until ? d.until : until);

@@ -25,6 +25,11 @@
 #define FOLLOW_SETTLE_MAX_MS 1000       /* or after at most this: a burst is counted whole */
 #define FOLLOW_TIMEOUT_MIN 300          /* timeoutSeconds asked of each watch: uniform in 300..600 */
 #define FOLLOW_TIMEOUT_MAX 600
+/* From this many nodes on, a new taint is confirmed by the store's resourceVersion and the
+ * stream passing it rather than by a list (core.h): about 5 MB of list, where Node status
+ * updates (every node at least each 5 minutes) bring the stream past it in a second or so. */
+#define FOLLOW_CHEAP_MIN_NODES 500
+#define FOLLOW_CHEAP_WAIT_MS 2000       /* ... and a list decides when the stream has not passed it by then */
 
 /* The follower: the core and the watch's connection. Its owner (main's struct process) allocates
  * it once. Its fields are follow.c's alone. */

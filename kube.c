@@ -420,7 +420,7 @@ static int on_item(void *ctx, const struct json_item *it)
 /* select: "" for every node, or a field selector already escaped for the query. */
 static enum kube_result list_pages(struct kube *k, long limit, const char *select,
     const struct http_bounds *b, const struct node_keys *keys, kube_page_fn page, kube_node_fn node, void *ctx,
-    char *rv)
+    char *rv, int first_only)
 {
 	struct json_list *l = &k->reader;
 	struct yield y = { .keys = keys, .node = node, .ctx = ctx };
@@ -473,7 +473,7 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
 		}
 		if (json_list_end(l) < 0)
 			return TEXT_FAIL(k, "reading the node list: %s", l->err);
-		if (!l->cont[0]) {
+		if (!l->cont[0] || first_only) {
 			if (rv)
 				memcpy(rv, l->rv, sizeof l->rv);
 			return KUBE_OK;
@@ -496,7 +496,7 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_k
     kube_page_fn page, kube_node_fn node, void *ctx, char rv[NODE_RV_MAX + 1])
 {
 	struct http_bounds b = { .response_ms = KUBE_PAGE_SECONDS * 1000L, .until = clock_after(KUBE_LIST_SECONDS * 1000L) };
-	enum kube_result res = list_pages(k, limit, "", &b, keys, page, node, ctx, rv);
+	enum kube_result res = list_pages(k, limit, "", &b, keys, page, node, ctx, rv, 0);
 
 	if (res != KUBE_OK && clock_ms() >= b.until)
 		return TEXT_FAIL(k, "reading the node list: not done after %ds", KUBE_LIST_SECONDS);
@@ -704,7 +704,7 @@ enum kube_result kube_get_node(struct kube *k, const char *name, const struct no
 	/* A list with a field selector, not a GET of the object: the same reader, the same facts. */
 	snprintf(select, sizeof select, "&fieldSelector=metadata.name%%3D%s", name);
 	r = list_pages(k, 2, select, &(struct http_bounds){ .response_ms = KUBE_PAGE_SECONDS * 1000L }, keys, on_one_page, on_one, &o,
-	    NULL);
+	    NULL, 0);
 	if (r != KUBE_OK)
 		return o.found > 1 ? TEXT_FAIL(k, "reading node %s: the server listed more than one node of that name", name) : r;
 	if (!o.found)
@@ -714,6 +714,33 @@ enum kube_result kube_get_node(struct kube *k, const char *name, const struct no
 	if (strcmp(f->name, name) != 0)
 		return TEXT_FAIL(k, "reading node %s: the server answered with another node", name);
 	return KUBE_OK;
+}
+
+static void ignore_page(void *ctx, const struct kube_page *pg)
+{
+	(void)ctx;
+	(void)pg;
+}
+
+static int ignore_node(void *ctx, const struct node_facts *f, const char *why)
+{
+	(void)ctx;
+	(void)f;
+	(void)why;
+	return 0;
+}
+
+enum kube_result kube_nodes_rv(struct kube *k, char rv[NODE_RV_MAX + 1])
+{
+	static const struct node_keys none = { NULL, NULL, NULL };
+	enum kube_result r;
+
+	rv[0] = '\0';
+	r = list_pages(k, 1, "", &(struct http_bounds){ .response_ms = KUBE_PAGE_SECONDS * 1000L }, &none, ignore_page,
+	    ignore_node, NULL, rv, 1);
+	if (r == KUBE_OK && !rv[0])
+		return TEXT_FAIL(k, "reading the nodes' resourceVersion: the list had none");
+	return r;
 }
 
 /* Sends one change to a node and sorts the answer. */

@@ -101,6 +101,14 @@ enum kube_result kube_list_nodes(struct kube *k, long limit, const struct node_k
     kube_page_fn page, kube_node_fn node, void *ctx, char rv[NODE_RV_MAX + 1]);
 
 /*
+ * The store's current resourceVersion, cheaply: one page of one node (limit=1 and no
+ * resourceVersion: a consistent read), its list's metadata.resourceVersion into rv; the node is
+ * not kept. A stream that has delivered an event or bookmark at or past it has shown every
+ * change up to then. KUBE_OK, or KUBE_FAILED with kube_error().
+ */
+enum kube_result kube_nodes_rv(struct kube *k, char rv[NODE_RV_MAX + 1]);
+
+/*
  * Reads one node's facts afresh (a list selecting its name, so the same reader as the list),
  * for a change the API refused because the node changed. KUBE_OK with *f filled, KUBE_GONE when
  * no such node exists, or KUBE_FAILED (unreadable included) with kube_error() saying why.

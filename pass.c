@@ -454,6 +454,7 @@ static int list(struct pass_loop *l, struct pass *p)
 /* What a pass decides over. */
 enum over {
 	OVER_LIST,        /* a whole list, just read: it may act on anything */
+	OVER_TABLE_FRESH, /* the table, proven as fresh as a list (pass_table's confirmed): the same */
 	OVER_TABLE,       /* the table, every node (the poll's round) */
 	OVER_TABLE_PART   /* the table, the nodes that changed and every Unknown one */
 };
@@ -492,11 +493,11 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 			say_refusal(l, k, &p->sum);
 			res->failed = 1;
 		}
-		if (over != OVER_LIST && (k->v.action == POLICY_TAINT || k->v.action == POLICY_DELETE)) {
+		if (over != OVER_LIST && over != OVER_TABLE_FRESH && (k->v.action == POLICY_TAINT || k->v.action == POLICY_DELETE)) {
 			res->confirm = 1;
 			continue;
 		}
-		enum acted a = act(l, p, k, policy_storm_holds(&l->storm), over == OVER_LIST);
+		enum acted a = act(l, p, k, policy_storm_holds(&l->storm), over == OVER_LIST || over == OVER_TABLE_FRESH);
 		if (a == ACTED_UNNEEDED && ++unneeded <= UNNEEDED_SAID_MAX)
 			say("%s changed since it was listed; nothing to do now", k->f.name);
 		res->confirm |= a == ACTED_CONFIRM;
@@ -511,7 +512,7 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 	if (unneeded > UNNEEDED_SAID_MAX)
 		say("%d more nodes changed since they were listed; nothing to do now for them either", unneeded - UNNEEDED_SAID_MAX);
 	/* a round over part of the table keeps what it did not see said */
-	if (over != OVER_TABLE_PART || l->ntold + l->ntelling > PASS_KEEP_MAX)
+	if ((over != OVER_TABLE_PART && over != OVER_TABLE_FRESH) || l->ntold + l->ntelling > PASS_KEEP_MAX)
 		l->ntold = 0;
 	for (int i = 0; i < l->ntelling; i++) {
 		int known = 0;
@@ -562,7 +563,7 @@ int pass_run(struct pass_loop *l, struct pass_result *res)
 	return counted(res, start, decide(l, p, res, OVER_LIST));
 }
 
-int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *res)
+int pass_table(struct pass_loop *l, int all, int confirmed, int64_t now, struct pass_result *res)
 {
 	static const enum node_ready readies[] = { NODE_READY_NONE, NODE_READY_TRUE, NODE_READY_FALSE, NODE_READY_UNKNOWN };
 	struct pass *p = &l->pass;
@@ -598,7 +599,7 @@ int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *re
 	}
 	for (int r = 0; r < 4; r++)
 		p->ready[ready_metric(readies[r])] = table_count(t, readies[r]);
-	return counted(res, start, decide(l, p, res, all ? OVER_TABLE : OVER_TABLE_PART));
+	return counted(res, start, decide(l, p, res, confirmed ? OVER_TABLE_FRESH : all ? OVER_TABLE : OVER_TABLE_PART));
 }
 
 int pass_plan(struct pass_loop *l, pass_row_fn row, void *ctx, struct pass_plan_result *r)

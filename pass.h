@@ -98,8 +98,8 @@ struct pass_result {
 	int64_t due_in;  /* seconds from the end of the pass until the first Unknown node known
 	                    to the pass crosses a threshold that makes it act, by the API
 	                    server's clock; -1: none */
-	int confirm;     /* pass_table: a node wants a new taint or delete, which is decided on a
-	                    list (pass_run), never on the table: see pass_table */
+	int confirm;     /* pass_table: a node wants a new taint or delete, which is decided on
+	                    fresh facts only, never on a table that may lag: see pass_table */
 	char rv[NODE_RV_MAX + 1]; /* pass_run: the list's resourceVersion ("" none), for a watch */
 	int64_t date;    /* pass_run: the list's Date by the server's clock; -1 none */
 };
@@ -112,13 +112,15 @@ int pass_run(struct pass_loop *l, struct pass_result *r);
  * all nodes (all nonzero: the poll's round), or those that changed since they were last
  * decided and every Unknown one (an event's round, a threshold's wake-up), never one whose
  * entry waits for the event of what was written to it. The storm guard and quorum count the
- * whole table. It clears, and it holds back, but it never taints or deletes: the table can lag
- * the cluster without knowing (a stream held or cut, then resumed), and a guard counting a
- * lagging table lets through what a storm should hold. A node that wants a new taint or delete
- * sets r->confirm instead: the caller reads a list (pass_run) and that decides. Returns as
- * pass_run (r->listed 0).
+ * whole table. Unless confirmed, it clears, and it holds back, but it never taints or deletes:
+ * the table can lag the cluster without knowing (a stream held or cut, then resumed), and a
+ * guard counting a lagging table lets through what a storm should hold. A node that wants a new
+ * taint or delete sets r->confirm instead: the caller proves the facts fresh (a list, or the
+ * stream caught up with the store's revision: core.h) and asks again. confirmed: the table is
+ * proven as fresh as a list, and the round acts as a list's pass does. Returns as pass_run
+ * (r->listed 0).
  */
-int pass_table(struct pass_loop *l, int all, int64_t now, struct pass_result *r);
+int pass_table(struct pass_loop *l, int all, int confirmed, int64_t now, struct pass_result *r);
 
 
 /* What the whole list said, for plan's summary. */

@@ -45,6 +45,10 @@
  * time it sees lags the exact one by up to 2 s; then a list (at most LIST_MS_CALM) decides. */
 #define LIST_MS_CALM 300
 #define DUE_BOUND_MS (1000 + 2000 + LIST_MS_CALM + 250)
+/* ... and where a taint is confirmed by the store's revision, the wait for the stream to pass it
+ * (a list after it when it does not) */
+#define CHEAP_MIN_NODES 60
+#define CHEAP_WAIT_MS 2000
 #define CLEAR_BOUND_MS (1000 + 1000)   /* the settle's longest wait, then the round */
 
 /* ---- one seed's randomness: splitmix64 ---- */
@@ -74,6 +78,7 @@ struct mnode {
 	int64_t since;        /* Ready's lastTransitionTime, server seconds */
 	int64_t change_at;    /* ms: the kubelet dies or returns */
 	int64_t mark_at;      /* ms: the NLC marks it Unknown (0: not due) */
+	int64_t status_at;    /* ms: a running kubelet posts its status (every 5 minutes, jittered) */
 	int tainted;          /* our taint and annotation */
 	int64_t tainted_at;
 	int big;              /* its object is over the bound: a list skips it, a stream cannot name it */
@@ -84,7 +89,7 @@ struct mnode {
 struct mevent {
 	long rev;
 	int node;
-	int deleted;          /* unused by this model: nodes are never deleted */
+	int unknown;          /* the cluster's Unknown nodes after this change */
 };
 
 enum fault { F_LIST_FAIL, F_LIST_SLOW, F_OPEN_FAIL, F_410_AT_OPEN, F_SILENT, F_ERROR_500, F_CUT, F_BROKEN,
@@ -98,6 +103,10 @@ struct sim {
 	int n;
 	struct mnode node[MAX_NODES];
 	long rev, compacted;
+	int64_t other_at;     /* ms: other objects' writes counted into rev up to then (10 a second) */
+	int unknown;          /* the cluster's Unknown nodes now */
+	int delivered_unknown; /* ... as of the last change the core was given (a list's or an event's) */
+	int any_big;          /* a node is too large to read: the table may keep its last facts */
 	struct mevent *hist;
 	size_t nhist, cap;
 	int64_t now;          /* virtual ms */
@@ -119,14 +128,19 @@ struct sim {
 	/* the shell's view */
 	struct core core;
 	struct policy_storm storm;
+	int64_t storm_released_at; /* ms: the guard last stopped holding */
 	long last_rv_given;   /* the last resourceVersion handed to the core */
+	long fresh_rv;        /* the last store's revision read for it */
 	int64_t calm_since;   /* since when the watch is calm: open, caught up, no fault */
 	/* request spacing after failures */
 	int64_t last_failure;
 	int fail_run;
 	long events_since_failure;
+	int64_t last_fresh_failure;
+	int fresh_fails;
+	long events_since_fresh_failure;
 	/* counts */
-	long lists, watches, taints, clears, checks, events;
+	long lists, watches, freshes, taints, clears, checks, events;
 	int failed;
 	char why[300];
 };
@@ -177,11 +191,24 @@ static int any_fault(const struct sim *s)
 	return 0;
 }
 
+/* The store's revision counts every object's writes: other objects (Leases, Events) write
+ * about ten times a second, so the nodes' stream reaches the store's revision only with a node's
+ * next change or a bookmark. */
+static void other_writes(struct sim *s)
+{
+	s->rev += (s->now - s->other_at) / 100;
+	s->other_at = s->now - (s->now - s->other_at) % 100;
+}
+
 /* A change of node i: a new revision, in the history a stream replays. */
 static void changed(struct sim *s, int i)
 {
 	struct mnode *m = &s->node[i];
 
+	other_writes(s);
+	s->unknown = 0;
+	for (int j = 0; j < s->n; j++)
+		s->unknown += s->node[j].ready == NODE_READY_UNKNOWN;
 	m->rv = ++s->rev;
 	if (s->nhist == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 1024;
@@ -191,7 +218,7 @@ static void changed(struct sim *s, int i)
 			exit(2);
 		}
 	}
-	s->hist[s->nhist++] = (struct mevent){ s->rev, i, 0 };
+	s->hist[s->nhist++] = (struct mevent){ s->rev, i, s->unknown };
 }
 
 static void facts_of(const struct sim *s, int i, struct node_facts *f)
@@ -243,7 +270,7 @@ static void set_due_checks(struct sim *s, int i)
 	struct mnode *m = &s->node[i];
 
 	m->due_check = m->ready == NODE_READY_UNKNOWN && !m->tainted
-	    ? (m->since + TAINT_AFTER - s->base) * 1000 + DUE_BOUND_MS : 0;
+	    ? (m->since + TAINT_AFTER - s->base) * 1000 + DUE_BOUND_MS + (s->n >= CHEAP_MIN_NODES ? CHEAP_WAIT_MS + 1000 : 0) : 0;
 	m->clear_check = m->ready == NODE_READY_TRUE && m->tainted ? s->now + CLEAR_BOUND_MS : 0;
 	note_time(s, m->due_check);
 	note_time(s, m->clear_check);
@@ -268,6 +295,11 @@ static void cluster_step(struct sim *s)
 			}
 			schedule_life(s, m);
 			set_due_checks(s, i);
+		}
+		if (m->status_at && s->now >= m->status_at) {
+			m->status_at = s->now + uniform(270000, 330000);
+			if (m->alive && !m->big)
+				changed(s, i);
 		}
 		if (m->mark_at && s->now >= m->mark_at) {
 			m->mark_at = 0;
@@ -353,6 +385,47 @@ static void spacing(struct sim *s, const char *what)
 		    (double)(s->now - s->last_failure) / 1000, s->fail_run, (double)need / 1000);
 }
 
+/*
+ * One decided action as pass.c's act() does it: written on the facts decided on; refused because
+ * the node changed, the node is read again and the same action tried on its new facts when the
+ * rules still want it (a new taint only where the decision may make one: fresh). Marks the
+ * table's entry: acted, failed (waits for the poll's round), or neither (nothing to do now).
+ */
+static void act(struct sim *s, const struct node_facts *decided, enum policy_action a, int64_t now_s, long limit,
+    long unknown, int fresh)
+{
+	struct policy_settings rules = { TAINT_AFTER, 0, "" };
+	struct table *t = core_table(&s->core);
+	struct policy_verdict v;
+	struct node_facts f = *decided;
+	int i;
+
+	if (write_node(s, &f, a, limit, unknown)) {
+		if (s->verbose)
+			fprintf(stderr, "%9.3f %s %s\n", (double)s->now / 1000, a == POLICY_TAINT ? "tainted" : "cleared", f.name);
+		table_acted(t, f.name, 1);
+		return;
+	}
+	if (s->verbose)
+		fprintf(stderr, "%9.3f %s %s refused: it changed\n", (double)s->now / 1000, a == POLICY_TAINT ? "taint" : "clear", f.name);
+	if ((i = find(s, f.name)) < 0 || s->node[i].big)
+		return;
+	facts_of(s, i, &f);
+	if (!policy_node(&f, &rules, now_s, &v) || v.action != a || (a == POLICY_TAINT && !fresh))
+		return;
+	table_acted(t, f.name, write_node(s, &f, a, limit, unknown));
+}
+
+/* The guard's step, as pass.c takes it (a cooldown of 60 s); when it stops holding is noted. */
+static void storm_step(struct sim *s, long unknown, long limit)
+{
+	int held = policy_storm_holds(&s->storm);
+
+	policy_storm_step(&s->storm, unknown, limit, 60, s->now / 1000);
+	if (held && !policy_storm_holds(&s->storm))
+		s->storm_released_at = s->now;
+}
+
 /* ---- the shell's list (pass_run's rule: read whole, then decide and act) ---- */
 static void do_list(struct sim *s, enum core_why why)
 {
@@ -361,11 +434,14 @@ static void do_list(struct sim *s, enum core_why why)
 	struct policy_summary sum = { 0 };
 	struct table *t = core_table(&s->core);
 	int64_t at = server_s(s), due = -1;
-	long rv = s->rev, limit;
+	long rv, limit;
+	int unknown_then;
 	char rvs[32];
 	static struct node_facts seen[MAX_NODES];
 
 	s->lists++;
+	if (s->verbose)
+		fprintf(stderr, "%9.3f list (why %d)\n", (double)s->now / 1000, (int)why);
 	s->rewatch_by = 0;
 	/* a list for a broken stream only after one broke: an object too large to read is skipped */
 	if (why == CORE_WHY_BROKEN && !s->broken_sent)
@@ -379,6 +455,9 @@ static void do_list(struct sim *s, enum core_why why)
 		return;
 	}
 	/* the facts as of the list's read; the answer arrives later */
+	other_writes(s);
+	rv = s->rev;
+	unknown_then = s->unknown;
 	for (int i = 0; i < s->n; i++)
 		facts_of(s, i, &seen[i]);
 	s->now += faulty(s, F_LIST_SLOW) ? uniform(1000, 20000) : uniform(5, LIST_MS_CALM);
@@ -395,7 +474,7 @@ static void do_list(struct sim *s, enum core_why why)
 	}
 	table_end(t);
 	limit = policy_unknown_limit(&lim, sum.nodes);
-	policy_storm_step(&s->storm, sum.unknown, limit, 60, s->now / 1000);
+	storm_step(s, sum.unknown, limit);
 	for (int i = 0; i < s->n; i++) {
 		struct policy_verdict v;
 		if (s->node[i].big || !policy_node(&seen[i], &rules, at, &v)) {
@@ -407,10 +486,11 @@ static void do_list(struct sim *s, enum core_why why)
 			due = v.due_in;
 		policy_resolve(&v, &sum, policy_storm_holds(&s->storm));
 		if (v.action != POLICY_NONE)
-			table_acted(t, seen[i].name, write_node(s, &seen[i], v.action, limit, sum.unknown));
+			act(s, &seen[i], v.action, at, limit, sum.unknown, 1);
 	}
 	snprintf(rvs, sizeof rvs, "%ld", rv);
 	s->last_rv_given = rv;
+	s->delivered_unknown = unknown_then;
 	core_listed(&s->core, 1, rvs, at, 0, due, s->now);
 }
 
@@ -426,7 +506,18 @@ static void do_round(struct sim *s, const struct core_do *d)
 	const struct policy_summary *sum = table_summary(t);
 	long limit = policy_unknown_limit(&lim, sum->nodes);
 
-	policy_storm_step(&s->storm, sum->unknown, limit, 60, s->now / 1000);
+	storm_step(s, sum->unknown, limit);
+	if (s->verbose)
+		fprintf(stderr, "%9.3f round%s%s at server time %+lld s (the model's %+lld s), %ld of %ld Unknown\n",
+		    (double)s->now / 1000, d->all ? " (all)" : "", d->confirmed ? " (confirmed)" : "",
+		    (long long)(d->server_now - s->base), (long long)(server_s(s) - s->base), sum->unknown, sum->nodes);
+	/* a confirmed round decides on a table the stream has brought up to the store's revision */
+	if (d->confirmed && s->last_rv_given < s->fresh_rv)
+		fail(s, "a confirmed round on a table at resourceVersion %ld, behind the store's %ld", s->last_rv_given, s->fresh_rv);
+	/* ... and as the cluster was at the stream's position */
+	if (d->confirmed && !s->any_big && sum->unknown != s->delivered_unknown)
+		fail(s, "a confirmed round counts %ld Unknown nodes, the cluster had %d at the stream's position", sum->unknown,
+		    s->delivered_unknown);
 	for (size_t i = 0; i < table_size(t); i++) {
 		struct policy_verdict v;
 		if (!table_in_round(t, i, d->all))
@@ -441,13 +532,49 @@ static void do_round(struct sim *s, const struct core_do *d)
 		if (v.due_in >= 0 && (due < 0 || v.due_in < due))
 			due = v.due_in;
 		policy_resolve(&v, sum, policy_storm_holds(&s->storm));
-		if (v.action == POLICY_TAINT || v.action == POLICY_DELETE)
+		if (d->confirmed && v.action == POLICY_TAINT)
+			act(s, &f, POLICY_TAINT, d->server_now, limit, s->delivered_unknown, 1);
+		else if (v.action == POLICY_TAINT || v.action == POLICY_DELETE)
 			confirm = 1;
 		else if (v.action == POLICY_CLEAR)
-			table_acted(t, f.name, write_node(s, &f, POLICY_CLEAR, -1, 0));
+			act(s, &f, POLICY_CLEAR, d->server_now, -1, 0, 0);
 	}
 	s->now += uniform(0, 20);
 	core_rounded(&s->core, d->all, due, confirm, s->now);
+}
+
+/* ---- the store's revision (kube_nodes_rv: a consistent list of one node) ---- */
+static void do_fresh(struct sim *s)
+{
+	char rvs[32];
+
+	s->freshes++;
+	if (s->verbose)
+		fprintf(stderr, "%9.3f store's revision read\n", (double)s->now / 1000);
+	/* a failed read backs off as the reflector's requests do, on a count of its own */
+	if (s->fresh_fails && !s->events_since_fresh_failure) {
+		int64_t need = 800LL << (s->fresh_fails - 1 < 6 ? s->fresh_fails - 1 : 6);
+		if (need > 30000)
+			need = 30000;
+		s->checks++;
+		if (s->now - s->last_fresh_failure < need)
+			fail(s, "revision read %.2f s after %d failed in a row with no event since (backoff at least %.1f s)",
+			    (double)(s->now - s->last_fresh_failure) / 1000, s->fresh_fails, (double)need / 1000);
+	}
+	s->now += faulty(s, F_LIST_SLOW) ? uniform(500, 5000) : uniform(2, 50);
+	if (faulty(s, F_LIST_FAIL)) {
+		if (s->events_since_fresh_failure || s->now - s->last_fresh_failure >= 120000)
+			s->fresh_fails = 0;
+		s->fresh_fails++;
+		s->last_fresh_failure = s->now;
+		s->events_since_fresh_failure = 0;
+		core_fresh(&s->core, 0, "", s->now);
+		return;
+	}
+	other_writes(s);
+	s->fresh_rv = s->rev;
+	snprintf(rvs, sizeof rvs, "%ld", s->rev);
+	core_fresh(&s->core, 1, rvs, s->now);
 }
 
 /* ---- the stream ---- */
@@ -535,8 +662,10 @@ static int deliver(struct sim *s)
 		s->events++;
 		s->stream_events++;
 		s->events_since_failure++;
+		s->events_since_fresh_failure++;
 		snprintf(rvs, sizeof rvs, "%ld", e->rev);
 		if (m->big) {
+			s->delivered_unknown = e->unknown;
 			memset(&f, 0, sizeof f);
 			core_event(&s->core, &(struct core_event){ CORE_MODIFIED, "", &f, why }, s->now);
 			continue;
@@ -546,12 +675,15 @@ static int deliver(struct sim *s)
 		facts_of(s, e->node, &f);
 		snprintf(f.rv, sizeof f.rv, "%ld", e->rev);
 		s->last_rv_given = e->rev;
+		s->delivered_unknown = e->unknown;
 		core_event(&s->core, &(struct core_event){ CORE_MODIFIED, rvs, &f, NULL }, s->now);
 	}
 	if (s->open && s->bookmarks && s->now >= s->next_bookmark) {
+		other_writes(s);
 		snprintf(rvs, sizeof rvs, "%ld", s->rev);
 		s->last_rv_given = s->rev;
 		s->events_since_failure++;
+		s->events_since_fresh_failure++;
 		s->stream_events++;
 		core_event(&s->core, &(struct core_event){ CORE_BOOKMARK, rvs, NULL, NULL }, s->now);
 		s->next_bookmark = s->now + 60000;
@@ -604,10 +736,20 @@ static void check_deadlines(struct sim *s)
 		struct mnode *m = &s->node[i];
 		if (m->due_check && s->now >= m->due_check) {
 			int64_t due_ms = (m->since + TAINT_AFTER - s->base) * 1000;
+			int64_t bound = m->due_check - due_ms;
+			/* a guard that held it until lately: the bound counts from when it let go */
+			if (!policy_storm_holds(&s->storm) && s->storm_released_at > due_ms - 2000 &&
+			    s->now < s->storm_released_at + bound) {
+				m->due_check = s->storm_released_at + bound;
+				note_time(s, m->due_check);
+				continue;
+			}
 			m->due_check = 0;
 			s->checks++;
 			/* only where the facts were fresh throughout and nothing held it back */
+			/* ... and past the longest backoff after the last failure (30 s, and as much jitter) */
 			if (!m->tainted && !m->big && m->ready == NODE_READY_UNKNOWN && s->calm_since <= due_ms - 2000 &&
+			    s->last_failure <= due_ms - 62000 && s->last_fresh_failure <= due_ms - 62000 &&
 			    !policy_storm_holds(&s->storm) && unknown <= limit)
 				fail(s, "%s Unknown past its threshold and not tainted %.1f s after it was due, the watch calm since %.1f s",
 				    m->name, (double)(s->now - due_ms) / 1000, (double)s->calm_since / 1000);
@@ -687,6 +829,7 @@ static void one_shots(struct sim *s)
 		int i = (int)uniform(0, s->n - 1);
 		s->fault_at[F_BIG] = 0;
 		s->node[i].big = 1;
+		s->any_big = 1;
 		s->node[i].due_check = s->node[i].clear_check = 0;
 		changed(s, i);
 	}
@@ -695,7 +838,9 @@ static void one_shots(struct sim *s)
 static int run_seed(uint64_t seed, int nodes, int verbose)
 {
 	static struct sim s;
-	const struct core_timing tm = { POLL_MS, RELIST_MS, 120000, 800, 30000, 120000, 200, 1000, 1000, 300, 600 };
+	/* from 60 nodes on a taint is confirmed by the store's revision (20 to 200 nodes: both ways) */
+	const struct core_timing tm = { POLL_MS, RELIST_MS, 120000, 800, 30000, 120000, 200, 1000, 1000, 300, 600,
+		CHEAP_MIN_NODES, CHEAP_WAIT_MS };
 	int64_t storm = 0, table_checked = 0;
 
 	free(s.hist);
@@ -714,6 +859,7 @@ static int run_seed(uint64_t seed, int nodes, int verbose)
 		m->alive = 1;
 		m->ready = NODE_READY_TRUE;
 		m->since = s.base - 3600;
+		m->status_at = uniform(1, 300000);
 		schedule_life(&s, m);
 		changed(&s, i);
 	}
@@ -740,6 +886,7 @@ static int run_seed(uint64_t seed, int nodes, int verbose)
 			for (int i = 0; i < s.n; i++) {
 				note_time(&s, s.node[i].change_at);
 				note_time(&s, s.node[i].mark_at);
+				note_time(&s, s.node[i].status_at);
 				note_time(&s, s.node[i].due_check);
 				note_time(&s, s.node[i].clear_check);
 			}
@@ -764,7 +911,7 @@ static int run_seed(uint64_t seed, int nodes, int verbose)
 			table_checked = s.now;
 		}
 		core_next(&s.core, s.now, &d);
-		if (s.open && d.kind != CORE_DO_READ && d.kind != CORE_DO_ROUND)
+		if (s.open && d.kind != CORE_DO_READ && d.kind != CORE_DO_ROUND && d.kind != CORE_DO_FRESH)
 			s.open = 0;   /* the shell drops a stream the core gave up */
 		switch (d.kind) {
 		case CORE_DO_LIST:
@@ -777,6 +924,9 @@ static int run_seed(uint64_t seed, int nodes, int verbose)
 		case CORE_DO_ROUND:
 			do_round(&s, &d);
 			continue;
+		case CORE_DO_FRESH:
+			do_fresh(&s);
+			continue;
 		case CORE_DO_READ:
 		case CORE_DO_WAIT:
 			until = min64(d.until, model_next(&s));
@@ -787,8 +937,8 @@ static int run_seed(uint64_t seed, int nodes, int verbose)
 		}
 	}
 	if (verbose || s.failed)
-		fprintf(stderr, "seed %llu: %d nodes, %lld s: %ld lists, %ld watches, %ld events, %ld taints, %ld clears, %ld checks%s%s\n",
-		    (unsigned long long)seed, s.n, (long long)(s.now / 1000), s.lists, s.watches, s.events, s.taints, s.clears,
+		fprintf(stderr, "seed %llu: %d nodes, %lld s: %ld lists, %ld watches, %ld revision reads, %ld events, %ld taints, %ld clears, %ld checks%s%s\n",
+		    (unsigned long long)seed, s.n, (long long)(s.now / 1000), s.lists, s.watches, s.freshes, s.events, s.taints, s.clears,
 		    s.checks, s.failed ? "; FAILED: " : "", s.failed ? s.why : "");
 	if (s.failed)
 		fprintf(stderr, "replay: ./build.sh sim %llu 1 (or build/sim/sim -v %llu)\n", (unsigned long long)seed,

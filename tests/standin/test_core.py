@@ -140,3 +140,73 @@ class Renewals(WatchCase):
         self.assertGreaterEqual(len(puts), 5, "renewals while the watch's head was held%s" % self.ctx(r))
         self.assertLess(max(gaps), 6, "%.1f s without a renewal%s" % (max(gaps), self.ctx(r)))
         self.assertNoLog(r, "Stopped leading")
+
+
+def full_lists(srv):
+    """The whole lists, by their first pages (not the one-node reads of the store's resourceVersion)."""
+    return [q for q in srv.lists() if q.qdict().get("limit") != "1" and "continue" not in q.qdict()]
+
+
+def revision_reads(srv):
+    return [q for q in srv.lists() if q.qdict().get("limit") == "1"]
+
+
+class BigCluster(WatchCase):
+    """From 500 nodes on (FOLLOW_CHEAP_MIN_NODES) a new taint is confirmed by the store's
+    resourceVersion (a list of one node) and the stream passing it, not by a whole list."""
+
+    def big(self, *extra):
+        return cluster(*extra, n_healthy=600)
+
+    def heartbeats(self, stop, every=0.3):
+        """Node status updates, as kubelets post them: the stream moves on."""
+        import threading
+
+        def beat():
+            i = 0
+            while not stop.is_set():
+                self.srv.touch("healthy-%d" % (i % 600))
+                i += 1
+                stop.wait(every)
+        t = threading.Thread(target=beat, daemon=True)
+        t.start()
+        self.addCleanup(t.join, 5)
+        self.addCleanup(stop.set)
+
+    def test_must_fail_a_big_cluster_confirms_a_taint_without_a_whole_list(self):
+        # 600 nodes: the build before listed them all (about 6 MB on a real k3s fleet) for each
+        # taint; now one node's list gives the store's revision and the stream, moved on by the
+        # kubelets' status updates, passes it within a second
+        import threading
+        self.run_watching(self.big(ready("dying")), taint_after=5)
+        stop = threading.Event()
+        self.heartbeats(stop)
+        self.srv.touch("dying", go_unknown(0))
+        self.wait(lambda: self.oos_taints("dying"), 30, "dying tainted")
+        stop.set()
+        r = self.stop()
+        taint = self.patched("dying")[0]
+        self.assertEqual(len(full_lists(self.srv)), 1, "a whole list for the taint" + self.ctx(r))
+        reads = [q for q in revision_reads(self.srv) if q.time < taint.time]
+        self.assertTrue(reads, "the taint was not confirmed by the store's revision" + self.ctx(r))
+        self.assertEqual(len(self.srv.watches()), 1, "the stream was kept" + self.ctx(r))
+
+    def test_must_fail_a_storm_on_a_lagging_stream_still_holds_in_a_big_cluster(self):
+        # the lagging-table storm at 600 nodes: the stream goes silent, 310 of 605 turn Unknown
+        # on the server only. The store's revision is read, the silent stream never passes it,
+        # and a whole list decides after 2 s: it counts the storm and holds. A build that took
+        # the table as confirmed without the stream passing the revision taints (a must-fail
+        # checked with core.c's mutant confirm-without-catching-up, tests/sim/mutants.sh)
+        self.run_watching(self.big(ready("dying")), taint_after=5)
+        self.srv.touch("dying", go_unknown(0))
+        self.settle(0.5)
+        self.srv.silence_watches()
+        for i in range(310):
+            self.srv.touch("healthy-%d" % i, go_unknown(0))
+        self.wait(lambda: len(full_lists(self.srv)) >= 2 or self.srv.mutating(), 30, "a whole list or a write")
+        self.settle(3)
+        r = self.stop()
+        self.assertEqual(self.srv.mutating(), [], "tainted on a table that missed a storm" + self.ctx(r))
+        self.assertLog(r, "Storm guard engaged: 311 of 605 nodes are Unknown")
+        self.assertTrue(revision_reads(self.srv), "the store's revision was read first" + self.ctx(r))
+        self.assertLog(r, "The watch did not reach resourceVersion")

@@ -13,7 +13,7 @@
 static const struct core_timing tm = {
 	.poll_ms = 15000, .relist_ms = 600000, .silence_ms = 120000, .backoff_min_ms = 800, .backoff_max_ms = 30000,
 	.healthy_ms = 120000, .settle_ms = 200, .settle_max_ms = 1000, .short_ms = 1000,
-	.timeout_min_s = 300, .timeout_max_s = 600,
+	.timeout_min_s = 300, .timeout_max_s = 600, .cheap_min_nodes = 3, .cheap_wait_ms = 2000,
 };
 
 static int said;
@@ -315,7 +315,101 @@ static void t_same_seed_same_choices(void)
 	core_free(&b);
 }
 
+/* A streaming core whose table holds three nodes (cheap_min_nodes here), the last event at rv 13. */
+static void big_enough(struct core *c)
+{
+	struct node_facts f[3] = { facts("a", "11", NODE_READY_TRUE), facts("b", "12", NODE_READY_TRUE),
+		facts("c", "13", NODE_READY_UNKNOWN) };
+	struct core_do d;
+
+	streaming(c);
+	for (int i = 0; i < 3; i++)
+		core_event(c, &(struct core_event){ CORE_ADDED, f[i].rv, &f[i], NULL }, 300);
+	next(c, 600, &d);
+	check(d.kind == CORE_DO_READ && table_size(core_table(c)) == 3);
+}
+
+static void t_a_big_table_is_confirmed_by_the_stores_revision(void)
+{
+	struct core c;
+	struct core_do d;
+	struct node_facts a = facts("a", "49", NODE_READY_TRUE);
+
+	big_enough(&c);
+	core_rounded(&c, 0, -1, 1, 1000);   /* c is due: a taint wants fresh facts */
+	check(core_phase(&c) == CORE_STREAM);   /* the stream is kept: no list */
+	core_next(&c, 1000, &d);
+	check(d.kind == CORE_DO_FRESH);
+	core_fresh(&c, 1, "50", 1010);
+	core_next(&c, 1010, &d);
+	check(d.kind == CORE_DO_READ && d.until <= 3010);
+	/* an event before the store's revision proves nothing yet */
+	core_event(&c, &(struct core_event){ CORE_MODIFIED, "49", &a, NULL }, 1100);
+	next(&c, 1100, &d);
+	check(d.kind == CORE_DO_READ);
+	/* a bookmark past it does: a round that may taint, on the table */
+	core_event(&c, &(struct core_event){ CORE_BOOKMARK, "57", NULL, NULL }, 1200);
+	core_next(&c, 1200, &d);
+	check(d.kind == CORE_DO_ROUND && d.confirmed);
+	core_rounded(&c, 0, -1, 0, 1210);
+	core_next(&c, 1210, &d);
+	check(d.kind == CORE_DO_READ && !d.confirmed);
+	/* nodes due together share it: one question, one round */
+	core_rounded(&c, 0, -1, 1, 2000);
+	core_rounded(&c, 0, -1, 1, 2001);
+	core_next(&c, 2001, &d);
+	check(d.kind == CORE_DO_FRESH);
+	core_fresh(&c, 1, "57", 2010);   /* the stream is already there */
+	core_next(&c, 2010, &d);
+	check(d.kind == CORE_DO_ROUND && d.confirmed);
+	core_free(&c);
+}
+
+static void t_must_fail_a_lagging_stream_never_confirms(void)
+{
+	struct core c;
+	struct core_do d;
+
+	/* the stream is held (the lagging-table storm of the chaos soak): it never passes the
+	 * store's revision, so no round may taint; a list decides after cheap_wait_ms */
+	big_enough(&c);
+	core_rounded(&c, 0, -1, 1, 1000);
+	core_next(&c, 1000, &d);
+	core_fresh(&c, 1, "900", 1010);
+	for (int64_t t = 1010; t < 3010; t += 100) {
+		next(&c, t, &d);
+		check(d.kind == CORE_DO_READ && !d.confirmed);
+	}
+	core_next(&c, 3010, &d);
+	check(d.kind == CORE_DO_LIST && d.why == CORE_WHY_CONFIRM && !d.confirmed);
+	core_free(&c);
+}
+
+static void t_a_failed_question_keeps_the_stream(void)
+{
+	struct core c;
+	struct core_do d;
+
+	big_enough(&c);
+	core_rounded(&c, 0, -1, 1, 1000);
+	core_next(&c, 1000, &d);
+	check(d.kind == CORE_DO_FRESH);
+	core_fresh(&c, 0, "", 1010);
+	next(&c, 1010, &d);
+	check(d.kind == CORE_DO_READ && d.until >= 1810 && core_phase(&c) == CORE_STREAM);
+	next(&c, d.until, &d);
+	check(d.kind == CORE_DO_FRESH);
+	/* a resourceVersion that is not a decimal revision cannot be compared: a list */
+	core_fresh(&c, 1, "abc", 4000);
+	core_next(&c, 4000, &d);
+	check(d.kind == CORE_DO_LIST && d.why == CORE_WHY_CONFIRM);
+	core_free(&c);
+}
+
 static const struct test tests[] = {
+	{ "a_big_table_is_confirmed_by_the_stores_revision", t_a_big_table_is_confirmed_by_the_stores_revision },
+	{ "must_fail_a_lagging_stream_never_confirms", t_must_fail_a_lagging_stream_never_confirms },
+	{ "a_failed_question_keeps_the_stream", t_a_failed_question_keeps_the_stream },
 	{ "list_then_watch", t_list_then_watch },
 	{ "threshold_wakes_a_round_and_a_confirming_list", t_threshold_wakes_a_round_and_a_confirming_list },
 	{ "must_fail_410_at_once_backs_off", t_must_fail_410_at_once_backs_off },
