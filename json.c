@@ -1,10 +1,10 @@
 /*
- * Reading Kubernetes JSON strictly without allocating: the strings the scanner checked, decoded;
- * and the token walker. jsmn tokenizes the few members a reader needs (an item's taints and
- * conditions, which the scanner located; a Status, a Lease, a review's answer, which json_check
- * checked first) into one static token pool, and the walker reads them: json_node_facts, the
- * Status, the Lease and the reviews. The grammar is json_scan.c's, the NodeList's layout
- * json_list.c's, the writer json_write.c's.
+ * Reading Kubernetes JSON strictly without allocating: the token walker. jsmn tokenizes the few
+ * members a reader needs (an item's taints and conditions, which the scanner located; a Status,
+ * a Lease, a review's answer, which json_check checked first) into one static token pool, and
+ * the walker reads them: json_node_facts, the Status, the Lease and the reviews. The grammar and
+ * the decoding of the strings it checked are json_scan.c's, the NodeList's layout json_list.c's,
+ * the writer json_write.c's.
  * Nothing here allocates, does I/O or decides anything about a node. One pool: one reader at a time.
  */
 #include <limits.h>
@@ -17,133 +17,10 @@
 #define JSMN_PARENT_LINKS /* without them jsmn walks back over every token at each ',' */
 #include <jsmn.h>
 
-#include "json_impl.h"
+#include "json.h"
 #include "text.h"
 
 static jsmntok_t pool[JSON_TOKENS];
-
-/* ---- Strings the scanner checked ---- */
-
-int json_escape_value(int c)
-{
-	switch (c) {
-	case '"': return '"';
-	case '\\': return '\\';
-	case '/': return '/';
-	case 'b': return '\b';
-	case 'f': return '\f';
-	case 'n': return '\n';
-	case 'r': return '\r';
-	case 't': return '\t';
-	}
-	return -1;
-}
-
-static uint32_t hex4(const char *s)
-{
-	uint32_t v = 0;
-
-	for (int j = 0; j < 4; j++)
-		v = v << 4 | (uint32_t)text_hexval((unsigned char)s[j]);
-	return v;
-}
-
-/*
- * Decodes the next character of the body s[*i..n) of a string the scanner checked into u
- * (1-4 bytes) and returns its length.
- */
-static int next_char(const char *s, size_t n, size_t *i, unsigned char *u)
-{
-	unsigned char c = (unsigned char)s[*i];
-	uint32_t cp;
-
-	if (c != '\\' || *i + 1 >= n) {
-		u[0] = c;
-		(*i)++;
-		return 1;
-	}
-	c = (unsigned char)s[*i + 1];
-	if (c != 'u' || *i + 6 > n) {
-		u[0] = (unsigned char)json_escape_value(c);
-		*i += 2;
-		return 1;
-	}
-	cp = hex4(s + *i + 2);
-	*i += 6;
-	if (cp >= 0xd800 && cp < 0xdc00 && *i + 6 <= n) {
-		cp = 0x10000 + ((cp - 0xd800) << 10) + (hex4(s + *i + 2) - 0xdc00);
-		*i += 6;
-	}
-	return (int)text_utf8_put(cp, u);
-}
-
-/* Whether the checked string body s[0..n) decodes to exactly lit[0..ln). */
-int json_str_eq(const char *s, size_t n, const char *lit, size_t ln)
-{
-	unsigned char u[4];
-	size_t i, j = 0;
-
-	/*
-	 * Unescaping shortens: \X gives 1 byte, \uXXXX at most 3, a pair of them 4. So a text as
-	 * long as lit is lit only as written, and a longer one only if it holds an escape.
-	 */
-	if (n <= ln)
-		return n == ln && memcmp(s, lit, n) == 0;
-	if (ln == 0 || (s[0] != '\\' && s[0] != lit[0]) || !memchr(s, '\\', n))
-		return 0;
-	for (i = 0; i < n;) {
-		int k = next_char(s, n, &i, u);
-		if ((size_t)k > ln - j || memcmp(lit + j, u, (size_t)k) != 0)
-			return 0;
-		j += (size_t)k;
-	}
-	return j == ln;
-}
-
-/*
- * The checked string body s[0..n) decoded into out[0..cap), NUL-terminated. cut: a text that
- * does not fit ends at the last whole character that does, and one holding \u0000 ends there;
- * otherwise either fails. Returns the length, or -1.
- */
-static int decode(const char *s, size_t n, char *out, size_t cap, int cut)
-{
-	unsigned char u[4];
-	size_t i = 0, j = 0;
-
-	if (cap == 0)
-		return -1;
-	while (i < n) {
-		size_t at = i;
-		int k = next_char(s, n, &i, u);
-		const unsigned char *from = u;
-		/* a raw multi-byte character, which next_char gives a byte at a time, goes whole or not at all */
-		if (k == 1 && u[0] >= 0x80) {
-			while (i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
-				i++;
-			k = (int)(i - at);
-			from = (const unsigned char *)s + at;
-		}
-		if ((k == 1 && u[0] == 0) || (size_t)k >= cap - j) {
-			if (!cut)
-				return -1;
-			break;
-		}
-		memcpy(out + j, from, (size_t)k);
-		j += (size_t)k;
-	}
-	out[j] = '\0';
-	return (int)j;
-}
-
-int json_unescape(const char *s, size_t n, char *out, size_t cap)
-{
-	return decode(s, n, out, cap, 0);
-}
-
-void json_str_log(const char *s, size_t n, char *out, size_t cap)
-{
-	decode(s, n, out, cap, 1);
-}
 
 /* ---- The token walker ---- */
 
