@@ -77,7 +77,7 @@ struct name {
 	const char *s;
 	size_t n;
 };
-#define NAME(lit) { lit, sizeof lit - 1 }
+#define NAME_LIT(lit) { lit, sizeof lit - 1 }
 
 static int tok_eq(const struct doc *d, int i, const char *lit, size_t ln)
 {
@@ -266,7 +266,7 @@ static int element(const struct doc *d, int el, int m, const struct name *names,
 
 static int read_taints(struct doc *d, struct node_facts *f)
 {
-	static const struct name names[] = { NAME("key") };
+	static const struct name names[] = { NAME_LIT("key") };
 	int at[1];
 
 	f->has_taints = 1;
@@ -282,7 +282,7 @@ static int read_taints(struct doc *d, struct node_facts *f)
 
 static int read_conditions(struct doc *d, struct node_facts *f)
 {
-	static const struct name names[] = { NAME("type"), NAME("status"), NAME("lastTransitionTime") };
+	static const struct name names[] = { NAME_LIT("type"), NAME_LIT("status"), NAME_LIT("lastTransitionTime") };
 	int at[3], ready = -1;
 	char when[64];
 
@@ -372,7 +372,7 @@ static int object_doc(struct doc *d, const char *body, size_t len, const char *n
 /* A Status's reason and message, made safe for one log line. */
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
 {
-	static const struct name names[] = { NAME("reason"), NAME("message") };
+	static const struct name names[] = { NAME_LIT("reason"), NAME_LIT("message") };
 	char why[160];
 	struct doc d = { .why = why, .whylen = sizeof why };
 	int at[2];
@@ -428,10 +428,10 @@ static int lease_int(const struct doc *d, int i, const char *path, long *out)
 /* A Lease's resourceVersion and spec, for leader election. */
 int json_lease(const char *body, size_t len, struct json_lease *l, char *why, size_t whylen)
 {
-	static const struct name top[] = { NAME("metadata"), NAME("spec") };
-	static const struct name meta[] = { NAME("resourceVersion") };
-	static const struct name spec[] = { NAME("holderIdentity"), NAME("leaseDurationSeconds"),
-		NAME("acquireTime"), NAME("renewTime"), NAME("leaseTransitions") };
+	static const struct name top[] = { NAME_LIT("metadata"), NAME_LIT("spec") };
+	static const struct name meta[] = { NAME_LIT("resourceVersion") };
+	static const struct name spec[] = { NAME_LIT("holderIdentity"), NAME_LIT("leaseDurationSeconds"),
+		NAME_LIT("acquireTime"), NAME_LIT("renewTime"), NAME_LIT("leaseTransitions") };
 	struct doc d = { .why = why, .whylen = whylen };
 	int at[2], m[1], sp[5] = { -1, -1, -1, -1, -1 };
 
@@ -504,7 +504,7 @@ static int required(struct doc *d, const char *body, size_t len, const char *nam
 }
 
 /* Whether token i is the literal true (1), false (0), or neither (-1). */
-static int boolean(const struct doc *d, int i)
+static int token_bool(const struct doc *d, int i)
 {
 	if (pool[i].type != JSMN_PRIMITIVE)
 		return -1;
@@ -525,13 +525,13 @@ int json_access_review(const char *body, size_t len, int *allowed, char *reason,
 		reason[0] = '\0';
 	if ((at = required(&d, body, len, "the access review", p_allowed, 2)) < 0)
 		return -1;
-	if ((*allowed = boolean(&d, at)) < 0) {
+	if ((*allowed = token_bool(&d, at)) < 0) {
 		*allowed = 0;
 		return fail_type(&d, at, 't', "status.allowed", -1, NULL);
 	}
 	if (dig(&d, p_denied, 2, &at) < 0)
 		return -1;
-	if (at >= 0 && (denied = boolean(&d, at)) < 0)
+	if (at >= 0 && (denied = token_bool(&d, at)) < 0)
 		return fail_type(&d, at, 't', "status.denied", -1, NULL);
 	if (*allowed && denied) {
 		*allowed = 0;
