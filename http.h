@@ -28,7 +28,10 @@ enum http_phase { HTTP_CONNECT, HTTP_HANDSHAKE, HTTP_HEAD, HTTP_RESPONSE, HTTP_P
 #define HTTP_HEAD_MS 30000
 #define HTTP_RESPONSE_MS 30000
 
-/* One connection to one server. Large (it holds BearSSL's buffers): make it static. */
+/*
+ * One connection to one server. Large (it holds BearSSL's buffers): its owner holds it once,
+ * static or allocated, never on a thread's stack (a struct kube holds one).
+ */
 struct http_conn {
 	char host[256];              /* where to connect: DNS name or IP literal (no brackets) */
 	char port[8];

@@ -369,7 +369,7 @@ static int object_doc(struct doc *d, const char *body, size_t len, const char *n
 	return tokenize(d, body + b, len - b, b, name);
 }
 
-/* A Status's reason and message, made safe for one log line. */
+/* A Status's reason and message, decoded as sent: the caller makes them fit for a log line (kube_clean). */
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
 {
 	static const struct name names[] = { NAME_LIT("reason"), NAME_LIT("message") };
