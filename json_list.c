@@ -69,7 +69,7 @@ static const struct {
 };
 
 /* The key just read (keybuf, as written) in a container of kind cx: an envelope key, or a mask of members. */
-static __attribute__((noinline)) int classify(const struct json_list *l, int cx)
+static int classify(const struct json_list *l, int cx)
 {
 	int mask = 0;
 
@@ -211,9 +211,6 @@ static int scan_value(void *ctx, int cx, int d, int c, size_t i)
 	struct json_list *l = ctx;
 	int m = d < CTXN ? l->memb[d] : K_NONE;
 
-	/* a container opening has no member being read yet */
-	if ((c == '{' || c == '[') && d + 1 < CTXN)
-		l->memb[d + 1] = K_NONE;
 
 	if (cx < C_ITEM || cx > C_ANNS)
 		return envelope_value(l, cx, m, c, i);

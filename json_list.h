@@ -86,7 +86,8 @@ struct json_list {
 	/* private: what the layout (json_list.c) watches, keeps and captures */
 	int capture, seen, in_item, skipping;
 	size_t size, mark;
-	unsigned short memb[JSON_CTX_DEPTH]; /* what the member being read of the container at depth d is */
+	unsigned short memb[JSON_CTX_DEPTH]; /* what the member being read of the object at depth d is: set
+	                                        by its key; arrays and the top level never read theirs */
 	char keybuf[JSON_KEY_MAX]; /* a key of the envelope or of an item's first levels, as written */
 	const char *look[5];      /* the keys looked for in labels and annotations, and their lengths */
 	size_t looklen[5];
