@@ -211,7 +211,8 @@ struct kube_watch {
 
 /*
  * Starts a watch from rv with timeoutSeconds timeout_s, events to fn(ctx) under keys (which
- * must outlive the stream). One request, no retry: the caller decides when to try again.
+ * must outlive the stream). One request, no retry of a failure (but a 401, when the token
+ * comes from a file, sent once more after reading it again): the caller decides when to retry.
  * KUBE_WATCH_OPEN with *date the response's Date (-1: none); otherwise why is in kube_error(),
  * and *retry_after holds a 429's or 503's Retry-After in seconds (-1: none or another status).
  */
