@@ -12,6 +12,14 @@ DEPS=$B/deps
 BEARSSL=$DEPS/bearssl
 LIB="access.c clock.c core.c election.c events.c follow.c http.c http_parse.c tls.c json.c json_list.c json_scan.c json_write.c kube.c kubeconfig.c yaml.c lease.c listen.c manifests.c metrics.c pass.c plan.c policy.c say.c settings.c table.c target.c text.c"
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration -Werror"
+# The compile line every build of our sources starts with: C11 with POSIX, threads (the
+# listener's), the warnings, BearSSL's and jsmn's headers. Each build adds only its own flags
+# (size and static link, sanitizers, the tests' paths). bench/run.sh reads this line.
+CFLAGS_BASE="-std=c11 -D_DEFAULT_SOURCE -pthread $WARN -I/usr/include/bearssl -I$DEPS/include"
+# What the unit tests are built with besides: their fixtures' paths, and the tests' own headers.
+UNIT_FLAGS="-DSETTINGS_SA_DIR=\"sa\" -DSETTINGS_K3S_KUBECONFIG=\"kubeconfig/k3s.yaml\" -I."
+# The sanitizer builds' (unit tests, the -asan binary).
+SAN_FLAGS="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all"
 VERSION=$(cat VERSION 2>/dev/null || echo 0.1.0)
 # The one image reference: the OCI archive names itself so, and `noderecover manifests` puts it
 # in the Deployment.
@@ -136,8 +144,8 @@ need_cross() {
 compile() {
 	cc=$1 lib=$2 out=$3
 	shift 3
-	"$cc" -std=c11 -D_DEFAULT_SOURCE -pthread -Os $WARN -DNODERECOVER_VERSION="\"$VERSION\"" -DNODERECOVER_IMAGE="\"$IMAGE\"" \
-		-ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables -I/usr/include/bearssl -I$DEPS/include \
+	"$cc" $CFLAGS_BASE -Os -DNODERECOVER_VERSION="\"$VERSION\"" -DNODERECOVER_IMAGE="\"$IMAGE\"" \
+		-ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables \
 		-flto -flto-partition=one -fno-pie -no-pie -static -s -Wl,--gc-sections \
 		-Wl,-z,noseparate-code -Wl,-z,norelro -Wl,-z,common-page-size=64 \
 		"$@" -o "$out" noderecover.c $LIB "$lib/libbearssl.a"
@@ -317,9 +325,7 @@ unit_cross() {
 		[ "$a" = "$(native_arch)" ] && continue
 		mkdir -p $B/unit-$a
 		for t in tests/unit/test_*.c; do
-			"$(musl_cc "$a")" -std=c11 -D_DEFAULT_SOURCE -pthread -O1 $WARN -DSETTINGS_SA_DIR=\"sa\" \
-				-DSETTINGS_K3S_KUBECONFIG=\"kubeconfig/k3s.yaml\" -I/usr/include/bearssl -I$DEPS/include -I. \
-				-static -o $B/unit-$a/$(basename "$t" .c) "$t" $LIB "$BEARSSL-$a/libbearssl.a"
+			"$(musl_cc "$a")" $CFLAGS_BASE -O1 $UNIT_FLAGS -static -o $B/unit-$a/$(basename "$t" .c) "$t" $LIB "$BEARSSL-$a/libbearssl.a"
 		done
 	done
 }
@@ -337,8 +343,7 @@ image_test() {
 build_asan() {
 	deps
 	mkdir -p $B
-	gcc -std=c11 -D_DEFAULT_SOURCE -pthread -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-DNODERECOVER_VERSION="\"$VERSION-asan\"" -DNODERECOVER_IMAGE="\"$IMAGE\"" -o $B/noderecover-asan noderecover.c $LIB -lbearssl
+	gcc $CFLAGS_BASE $SAN_FLAGS -DNODERECOVER_VERSION="\"$VERSION-asan\"" -DNODERECOVER_IMAGE="\"$IMAGE\"" -o $B/noderecover-asan noderecover.c $LIB -lbearssl
 }
 
 # Unit tests in C, built with the sanitizers against glibc and Debian's libbearssl.
@@ -347,8 +352,7 @@ unit() {
 	rm -rf $B/unit
 	mkdir -p $B/unit/obj
 	# the sources compiled once, then linked into each test (an archive: each takes what it uses)
-	ucc="gcc -std=c11 -D_DEFAULT_SOURCE -pthread -g -O1 $WARN -fsanitize=address,undefined -fno-sanitize-recover=all -I."
-	ucc="$ucc -DSETTINGS_SA_DIR=\"sa\" -DSETTINGS_K3S_KUBECONFIG=\"kubeconfig/k3s.yaml\""
+	ucc="gcc $CFLAGS_BASE $SAN_FLAGS $UNIT_FLAGS"
 	for f in $LIB; do
 		$ucc -c -o $B/unit/obj/${f%.c}.o $f
 	done
@@ -374,7 +378,7 @@ helm_test() {
 	chart
 	other=registry.example:5000/ops/noderecover:v$VERSION-helm-test
 	mkdir -p $B/helm
-	gcc -std=c11 -D_DEFAULT_SOURCE -pthread -O0 $WARN -DNODERECOVER_VERSION="\"$VERSION\"" -DNODERECOVER_IMAGE="\"$other\"" \
+	gcc $CFLAGS_BASE -O0 -DNODERECOVER_VERSION="\"$VERSION\"" -DNODERECOVER_IMAGE="\"$other\"" \
 		-o $B/helm/noderecover-other-image noderecover.c $LIB -lbearssl
 	sh tests/helm/run.sh $B/noderecover $B/helm/noderecover-other-image "$VERSION" "$IMAGE"
 }

@@ -38,7 +38,11 @@ enum events_reason {
 #define EVENTS_WAYS 8               /* slots of the table one pair may use */
 #define EVENTS_BODY_MAX 6144        /* an Event's JSON: the note twice over (escaping) and the names */
 
-/* The poster. Fixed size (about 17 KiB): keep it static. Its fields are events.c's alone. */
+/*
+ * The poster. Fixed size (about 17 KiB): its owner holds it once, for the whole run (noderecover.c's
+ * struct process, allocated at start), as the window must outlive every pass. Its fields are
+ * events.c's alone.
+ */
 struct events {
 	struct kube *kc;
 	const volatile sig_atomic_t *stop;
@@ -54,9 +58,9 @@ struct events {
 /*
  * Sets e up. kc: the API connection (outlives e). stop: a signal's flag (NULL: none); once set,
  * nothing is posted. instance: reportingInstance (the pod's or host's name; cut to
- * EVENTS_INSTANCE_MAX bytes; "" gives "noderecover"). self: the node this runs on ("" when
- * unknown: the storm guard's Events are then not posted). on: 0 for --events=false and for
- * both dry runs (an Event is a write).
+ * EVENTS_INSTANCE_MAX bytes, made printable; "" gives "noderecover"). self: the node this runs
+ * on ("" when unknown, or not a valid node name: the storm guard's Events are then not posted).
+ * on: 0 for --events=false and for both dry runs (an Event is a write; settings_events_on).
  */
 void events_init(struct events *e, struct kube *kc, const volatile sig_atomic_t *stop,
     const char *instance, const char *self, int on);
@@ -64,10 +68,12 @@ void events_init(struct events *e, struct kube *kc, const volatile sig_atomic_t 
 /*
  * Posts an Event regarding node f (its name and uid), why r, note the words of the log line
  * (cut to EVENTS_NOTE_MAX bytes at a character boundary, control characters made spaces).
- * Nothing is posted when e is off, stopping, paused after a failure, or when the same node and
- * reason had an Event less than EVENTS_WINDOW seconds ago. A failure is said once (say.h; not
- * again until a post succeeds) and pauses posting for EVENTS_PAUSE seconds. Returns nothing:
- * an Event never changes what a pass did.
+ * Nothing is posted when e is off, stopping, paused after a failure, when the node's name is not
+ * a valid name, or when the same node and reason had an Event less than EVENTS_WINDOW seconds
+ * ago. A 409 counts as posted (a retry of a post that got through: the name is ours alone). A
+ * failure is said once (say.h; not again until a post succeeds) and pauses posting for
+ * EVENTS_PAUSE seconds, unless a signal cut it short. Returns nothing: an Event never changes
+ * what a pass did.
  */
 void events_node(struct events *e, const struct node_facts *f, enum events_reason r, const char *note);
 

@@ -511,7 +511,7 @@ static long fill_failed(struct http_conn *c)
  * Decodes what rbuf holds into buf: the count, or 0 with *more set when only framing was
  * there (more bytes are needed), 0 at the end of the body, -1 (why in c).
  */
-static long decode(struct http_conn *c, char *buf, size_t n, int *more)
+static long decode_body(struct http_conn *c, char *buf, size_t n, int *more)
 {
 	size_t used, outlen;
 	int e = http_parse_body(&c->parser, c->rbuf + c->rpos, c->rlen - c->rpos, &used, buf, n, &outlen);
@@ -541,7 +541,7 @@ long http_read(struct http_conn *c, char *buf, size_t n)
 
 		if (c->rpos == c->rlen && fill(c) < 0)
 			return fill_failed(c);
-		got = decode(c, buf, n, &more);
+		got = decode_body(c, buf, n, &more);
 		if (!more)
 			return got;
 	}
@@ -609,7 +609,7 @@ again:
 		c->by_until = save_by;
 	}
 	/* only framing (a chunk's line end, its next size) decoded: wait again, as for nothing */
-	got = decode(c, buf, n, &more);
+	got = decode_body(c, buf, n, &more);
 	if (more)
 		goto again;
 	return got;

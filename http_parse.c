@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "http.h"
+#include "http_parse.h"
 #include "text.h"
 
 enum {

@@ -1,10 +1,10 @@
 /*
- * Reading Kubernetes JSON strictly without allocating: the strings the scanner checked, decoded;
- * and the token walker. jsmn tokenizes the few members a reader needs (an item's taints and
- * conditions, which the scanner located; a Status, a Lease, a review's answer, which json_check
- * checked first) into one static token pool, and the walker reads them: json_node_facts, the
- * Status, the Lease and the reviews. The grammar is json_scan.c's, the NodeList's layout
- * json_list.c's, the writer json_write.c's.
+ * Reading Kubernetes JSON strictly without allocating: the token walker. jsmn tokenizes the few
+ * members a reader needs (an item's taints and conditions, which the scanner located; a Status,
+ * a Lease, a review's answer, which json_check checked first) into one static token pool, and
+ * the walker reads them: json_node_facts, the Status, the Lease and the reviews. The grammar and
+ * the decoding of the strings it checked are json_scan.c's, the NodeList's layout json_list.c's,
+ * the writer json_write.c's.
  * Nothing here allocates, does I/O or decides anything about a node. One pool: one reader at a time.
  */
 #include <limits.h>
@@ -17,133 +17,10 @@
 #define JSMN_PARENT_LINKS /* without them jsmn walks back over every token at each ',' */
 #include <jsmn.h>
 
-#include "json_impl.h"
+#include "json.h"
 #include "text.h"
 
 static jsmntok_t pool[JSON_TOKENS];
-
-/* ---- Strings the scanner checked ---- */
-
-int json_escape_value(int c)
-{
-	switch (c) {
-	case '"': return '"';
-	case '\\': return '\\';
-	case '/': return '/';
-	case 'b': return '\b';
-	case 'f': return '\f';
-	case 'n': return '\n';
-	case 'r': return '\r';
-	case 't': return '\t';
-	}
-	return -1;
-}
-
-static uint32_t hex4(const char *s)
-{
-	uint32_t v = 0;
-
-	for (int j = 0; j < 4; j++)
-		v = v << 4 | (uint32_t)text_hexval((unsigned char)s[j]);
-	return v;
-}
-
-/*
- * Decodes the next character of the body s[*i..n) of a string the scanner checked into u
- * (1-4 bytes) and returns its length.
- */
-static int next_char(const char *s, size_t n, size_t *i, unsigned char *u)
-{
-	unsigned char c = (unsigned char)s[*i];
-	uint32_t cp;
-
-	if (c != '\\' || *i + 1 >= n) {
-		u[0] = c;
-		(*i)++;
-		return 1;
-	}
-	c = (unsigned char)s[*i + 1];
-	if (c != 'u' || *i + 6 > n) {
-		u[0] = (unsigned char)json_escape_value(c);
-		*i += 2;
-		return 1;
-	}
-	cp = hex4(s + *i + 2);
-	*i += 6;
-	if (cp >= 0xd800 && cp < 0xdc00 && *i + 6 <= n) {
-		cp = 0x10000 + ((cp - 0xd800) << 10) + (hex4(s + *i + 2) - 0xdc00);
-		*i += 6;
-	}
-	return (int)text_utf8_put(cp, u);
-}
-
-/* Whether the checked string body s[0..n) decodes to exactly lit[0..ln). */
-int json_str_eq(const char *s, size_t n, const char *lit, size_t ln)
-{
-	unsigned char u[4];
-	size_t i, j = 0;
-
-	/*
-	 * Unescaping shortens: \X gives 1 byte, \uXXXX at most 3, a pair of them 4. So a text as
-	 * long as lit is lit only as written, and a longer one only if it holds an escape.
-	 */
-	if (n <= ln)
-		return n == ln && memcmp(s, lit, n) == 0;
-	if (ln == 0 || (s[0] != '\\' && s[0] != lit[0]) || !memchr(s, '\\', n))
-		return 0;
-	for (i = 0; i < n;) {
-		int k = next_char(s, n, &i, u);
-		if ((size_t)k > ln - j || memcmp(lit + j, u, (size_t)k) != 0)
-			return 0;
-		j += (size_t)k;
-	}
-	return j == ln;
-}
-
-/*
- * The checked string body s[0..n) decoded into out[0..cap), NUL-terminated. cut: a text that
- * does not fit ends at the last whole character that does, and one holding \u0000 ends there;
- * otherwise either fails. Returns the length, or -1.
- */
-static int decode(const char *s, size_t n, char *out, size_t cap, int cut)
-{
-	unsigned char u[4];
-	size_t i = 0, j = 0;
-
-	if (cap == 0)
-		return -1;
-	while (i < n) {
-		size_t at = i;
-		int k = next_char(s, n, &i, u);
-		const unsigned char *from = u;
-		/* a raw multi-byte character, which next_char gives a byte at a time, goes whole or not at all */
-		if (k == 1 && u[0] >= 0x80) {
-			while (i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
-				i++;
-			k = (int)(i - at);
-			from = (const unsigned char *)s + at;
-		}
-		if ((k == 1 && u[0] == 0) || (size_t)k >= cap - j) {
-			if (!cut)
-				return -1;
-			break;
-		}
-		memcpy(out + j, from, (size_t)k);
-		j += (size_t)k;
-	}
-	out[j] = '\0';
-	return (int)j;
-}
-
-int json_unescape(const char *s, size_t n, char *out, size_t cap)
-{
-	return decode(s, n, out, cap, 0);
-}
-
-void json_str_log(const char *s, size_t n, char *out, size_t cap)
-{
-	decode(s, n, out, cap, 1);
-}
 
 /* ---- The token walker ---- */
 
@@ -200,7 +77,7 @@ struct name {
 	const char *s;
 	size_t n;
 };
-#define NAME(lit) { lit, sizeof lit - 1 }
+#define NAME_LIT(lit) { lit, sizeof lit - 1 }
 
 static int tok_eq(const struct doc *d, int i, const char *lit, size_t ln)
 {
@@ -389,7 +266,7 @@ static int element(const struct doc *d, int el, int m, const struct name *names,
 
 static int read_taints(struct doc *d, struct node_facts *f)
 {
-	static const struct name names[] = { NAME("key") };
+	static const struct name names[] = { NAME_LIT("key") };
 	int at[1];
 
 	f->has_taints = 1;
@@ -405,7 +282,7 @@ static int read_taints(struct doc *d, struct node_facts *f)
 
 static int read_conditions(struct doc *d, struct node_facts *f)
 {
-	static const struct name names[] = { NAME("type"), NAME("status"), NAME("lastTransitionTime") };
+	static const struct name names[] = { NAME_LIT("type"), NAME_LIT("status"), NAME_LIT("lastTransitionTime") };
 	int at[3], ready = -1;
 	char when[64];
 
@@ -492,10 +369,10 @@ static int object_doc(struct doc *d, const char *body, size_t len, const char *n
 	return tokenize(d, body + b, len - b, b, name);
 }
 
-/* A Status's reason and message, made safe for one log line. */
+/* A Status's reason and message, decoded as sent: the caller makes them fit for a log line (kube_clean). */
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
 {
-	static const struct name names[] = { NAME("reason"), NAME("message") };
+	static const struct name names[] = { NAME_LIT("reason"), NAME_LIT("message") };
 	char why[160];
 	struct doc d = { .why = why, .whylen = sizeof why };
 	int at[2];
@@ -551,7 +428,7 @@ static int lease_int(const struct doc *d, int i, const char *path, long *out)
 /* A Status object's code (its HTTP status): client-go knows a 410 by its code whatever its reason. */
 long json_status_code(const char *body, size_t len)
 {
-	static const struct name names[] = { NAME("code") };
+	static const struct name names[] = { NAME_LIT("code") };
 	char why[160];
 	struct doc d = { .why = why, .whylen = sizeof why };
 	int at[1];
@@ -568,10 +445,10 @@ long json_status_code(const char *body, size_t len)
 /* A Lease's resourceVersion and spec, for leader election. */
 int json_lease(const char *body, size_t len, struct json_lease *l, char *why, size_t whylen)
 {
-	static const struct name top[] = { NAME("metadata"), NAME("spec") };
-	static const struct name meta[] = { NAME("resourceVersion") };
-	static const struct name spec[] = { NAME("holderIdentity"), NAME("leaseDurationSeconds"),
-		NAME("acquireTime"), NAME("renewTime"), NAME("leaseTransitions") };
+	static const struct name top[] = { NAME_LIT("metadata"), NAME_LIT("spec") };
+	static const struct name meta[] = { NAME_LIT("resourceVersion") };
+	static const struct name spec[] = { NAME_LIT("holderIdentity"), NAME_LIT("leaseDurationSeconds"),
+		NAME_LIT("acquireTime"), NAME_LIT("renewTime"), NAME_LIT("leaseTransitions") };
 	struct doc d = { .why = why, .whylen = whylen };
 	int at[2], m[1], sp[5] = { -1, -1, -1, -1, -1 };
 
@@ -644,7 +521,7 @@ static int required(struct doc *d, const char *body, size_t len, const char *nam
 }
 
 /* Whether token i is the literal true (1), false (0), or neither (-1). */
-static int boolean(const struct doc *d, int i)
+static int token_bool(const struct doc *d, int i)
 {
 	if (pool[i].type != JSMN_PRIMITIVE)
 		return -1;
@@ -665,13 +542,13 @@ int json_access_review(const char *body, size_t len, int *allowed, char *reason,
 		reason[0] = '\0';
 	if ((at = required(&d, body, len, "the access review", p_allowed, 2)) < 0)
 		return -1;
-	if ((*allowed = boolean(&d, at)) < 0) {
+	if ((*allowed = token_bool(&d, at)) < 0) {
 		*allowed = 0;
 		return fail_type(&d, at, 't', "status.allowed", -1, NULL);
 	}
 	if (dig(&d, p_denied, 2, &at) < 0)
 		return -1;
-	if (at >= 0 && (denied = boolean(&d, at)) < 0)
+	if (at >= 0 && (denied = token_bool(&d, at)) < 0)
 		return fail_type(&d, at, 't', "status.denied", -1, NULL);
 	if (*allowed && denied) {
 		*allowed = 0;

@@ -3,12 +3,13 @@
  * stream are worth watching (the envelope, items, an event, an item's metadata, spec, status,
  * labels and annotations), which of their keys matter, where the members json_node_facts reads
  * lie in each item, and the copy of each item into the caller's buffer. The scanner
- * (json_scan.c) checks the grammar and calls in here only inside watched containers.
- * Owns the reasons a scan fails with; never reads a token of JSON itself, never allocates.
+ * (json_scan.c) checks the grammar and calls in here, through the hooks below, only inside
+ * watched containers. Owns the lines a scan fails with; never reads a token of JSON itself,
+ * never allocates.
  */
 #include <string.h>
 
-#include "json_impl.h"
+#include "json_list.h"
 #include "text.h"
 
 /* What a watched container is, at depth < JSON_CTX_DEPTH; C_OTHER is JSON_UNWATCHED. */
@@ -19,31 +20,36 @@ enum { C_OTHER = JSON_UNWATCHED, C_DOC, C_TOP, C_ENVMETA, C_ITEMS, C_ITEM, C_MET
 enum { K_NONE, K_ITEMS, K_ENVMETA, K_CONT, K_RV, K_TYPE, K_OBJECT };
 /* Bits of seen: what the envelope, or the event being read, has had. */
 enum { SEEN_ITEMS = 1, SEEN_ENVMETA = 2, SEEN_CONT = 4, SEEN_RV = 8, SEEN_TYPE = 16, SEEN_OBJECT = 32 };
-/* The string being captured: none, a key into keybuf, or metadata.continue, resourceVersion, type. */
-enum { CAP_NONE, CAP_KEY, CAP_CONT, CAP_RV, CAP_TYPE };
+/* The string value being captured: none, or metadata.continue, resourceVersion, type (keys: the scanner's). */
+enum { CAP_NONE, CAP_CONT, CAP_RV, CAP_TYPE };
 
 #define CTXN JSON_CTX_DEPTH
 
 static const char *doc_name(const struct json_list *l)
 {
-	return l->kind[0] == C_DOC ? "node list" : l->kind[0] == C_STREAM ? "watch stream" : "JSON";
+	return l->s.kind[0] == C_STREAM ? "watch stream" : "node list";
 }
 
-int json_list_fail(struct json_list *l, size_t at, const char *why)
+/* The scan failed (l->s.reason at byte l->s.err_at of the body): the line in l->err; -1. */
+static int failed(struct json_list *l)
 {
 	/* the item began at byte off + mark - size of the body */
-	size_t item_at = l->off + l->mark - l->size;
+	size_t at = l->s.err_at, item_at = l->s.off + l->mark - l->size;
 
-	l->reason = why;
-	l->err_at = at;
-	l->st = S_FAILED;
 	/* a list that failed has no continue token nor resourceVersion, whatever part was read */
 	l->cont[0] = '\0';
 	l->rv[0] = '\0';
 	if (l->in_item)
 		return text_fail(l->err, sizeof l->err, "malformed %s at byte %zu (byte %zu of %s %d): %s", doc_name(l), at,
-		    at - item_at, l->kind[0] == C_STREAM ? "event" : "item", l->nitems + 1, why);
-	return text_fail(l->err, sizeof l->err, "malformed %s at byte %zu: %s", doc_name(l), at, why);
+		    at - item_at, l->s.kind[0] == C_STREAM ? "event" : "item", l->nitems + 1, l->s.reason);
+	return text_fail(l->err, sizeof l->err, "malformed %s at byte %zu: %s", doc_name(l), at, l->s.reason);
+}
+
+/* Fails the scan at byte at of the body for the reason why: the line in l->err; -1. */
+static int layout_fail(struct json_list *l, size_t at, const char *why)
+{
+	json_scan_fail(&l->s, at, why);
+	return failed(l);
 }
 
 #define KEY(cx, key, lit) { cx, key, lit, sizeof lit - 1 }
@@ -63,15 +69,15 @@ static const struct {
 };
 
 /* The key just read (keybuf, as written) in a container of kind cx: an envelope key, or a mask of members. */
-static __attribute__((noinline)) int classify(const struct json_list *l, int cx)
+static int classify(const struct json_list *l, int cx)
 {
 	int mask = 0;
 
-	if (l->full)
+	if (l->s.full)
 		return K_NONE;
 	if (cx == C_LABELS || cx == C_ANNS) {
 		for (int j = cx == C_LABELS ? 0 : 4; j < (cx == C_LABELS ? 4 : 5); j++)
-			if (l->look[j] && json_str_eq(l->keybuf, l->caplen, l->look[j], l->looklen[j]))
+			if (l->look[j] && json_str_eq(l->keybuf, l->s.caplen, l->look[j], l->looklen[j]))
 				mask |= 1 << (JSON_CONTROL_PLANE + j);
 		return mask;
 	}
@@ -80,38 +86,18 @@ static __attribute__((noinline)) int classify(const struct json_list *l, int cx)
 		[C_META] = 8, [C_SPEC] = 13, [C_STATUS] = 14, [C_LABELS] = 15, [C_ANNS] = 15, [C_STREAM] = 15,
 		[C_EVENT] = 15, [C_EVENT + 1] = 17 };
 	for (int j = from[cx]; j < from[cx + 1]; j++)
-		if (json_str_eq(l->keybuf, l->caplen, known_keys[j].s, known_keys[j].n))
+		if (json_str_eq(l->keybuf, l->s.caplen, known_keys[j].s, known_keys[j].n))
 			return cx <= C_ENVMETA || cx == C_EVENT ? known_keys[j].key : 1 << known_keys[j].key;
 	return K_NONE;
 }
 
-void json_list_key_begin(struct json_list *l)
+/* The scanner's key hook: a key of a watched container was read (into keybuf). */
+static void scan_key(void *ctx, int cx, int d)
 {
-	l->capture = CAP_KEY;
-	l->caplen = 0;
-	l->full = 0;
-}
+	struct json_list *l = ctx;
 
-void json_list_key_end(struct json_list *l, int cx, int d)
-{
-	l->capture = CAP_NONE;
 	if (d < CTXN)
 		l->memb[d] = (unsigned short)classify(l, cx);
-}
-
-void json_list_capture(struct json_list *l, const unsigned char *s, size_t k)
-{
-	char *to = l->capture == CAP_KEY ? l->keybuf : l->capture == CAP_CONT ? l->cont
-	    : l->capture == CAP_RV ? l->rv : l->type;
-	size_t cap = l->capture == CAP_KEY ? sizeof l->keybuf : l->capture == CAP_CONT ? JSON_CONTINUE_MAX
-	    : l->capture == CAP_RV ? NODE_RV_MAX : JSON_TYPE_MAX;
-
-	if (k > cap - l->caplen) {
-		l->full = 1;
-		return;
-	}
-	memcpy(to + l->caplen, s, k);
-	l->caplen += k;
 }
 
 /* Appends k bytes of the current item, or only counts them once it no longer fits. */
@@ -122,12 +108,6 @@ static void keep(struct json_list *l, const char *s, size_t k)
 	else
 		l->skipping = 1;
 	l->size += k;
-}
-
-void json_list_keep(struct json_list *l, const char *s, size_t n)
-{
-	if (l->in_item)
-		keep(l, s + l->mark, n - l->mark);
 }
 
 /* An item (an element of items, a watch event's object) starts at p[i]. */
@@ -144,7 +124,7 @@ static int begin_item(struct json_list *l, size_t i)
 /* The item ended just before p[i]: its last bytes kept, it->p and len set. */
 static void end_item(struct json_list *l, const char *p, size_t i)
 {
-	int stream = l->kind[0] == C_STREAM;
+	int stream = l->s.kind[0] == C_STREAM;
 
 	keep(l, p + l->mark, i - l->mark);
 	l->in_item = 0;
@@ -158,9 +138,9 @@ static void end_item(struct json_list *l, const char *p, size_t i)
 static int stopped(struct json_list *l, int r)
 {
 	if (r != 0) {
-		text_fail(l->err, sizeof l->err, "stopped at %s %d by the caller", l->kind[0] == C_STREAM ? "event" : "item",
+		text_fail(l->err, sizeof l->err, "stopped at %s %d by the caller", l->s.kind[0] == C_STREAM ? "event" : "item",
 		    l->nitems);
-		l->st = S_FAILED;
+		json_scan_stop(&l->s);
 	}
 	return r;
 }
@@ -169,32 +149,32 @@ static int stopped(struct json_list *l, int r)
 static int capture_begin(struct json_list *l, int c, size_t i, int bit, int how, const char *twice, const char *not_str)
 {
 	if (l->seen & bit)
-		return json_list_fail(l, l->off + i, twice);
+		return layout_fail(l, l->s.off + i, twice);
 	if (c != '"')
-		return json_list_fail(l, l->off + i, not_str);
+		return layout_fail(l, l->s.off + i, not_str);
 	l->seen |= bit;
 	l->capture = how;
-	l->caplen = 0;
-	l->full = 0;
+	json_scan_capture(&l->s, how == CAP_CONT ? l->cont : how == CAP_RV ? l->rv : l->type,
+	    how == CAP_CONT ? JSON_CONTINUE_MAX : how == CAP_RV ? NODE_RV_MAX : JSON_TYPE_MAX);
 	return C_OTHER;
 }
 
 /* A value in the envelope, the items array, the stream or an event (cx one of those). */
 static int envelope_value(struct json_list *l, int cx, int m, int c, size_t i)
 {
-	size_t at = l->off + i;
+	size_t at = l->s.off + i;
 
 	switch (cx) {
 	case C_DOC:
-		return c == '{' ? C_TOP : json_list_fail(l, at, "the body is not a JSON object");
+		return c == '{' ? C_TOP : layout_fail(l, at, "the body is not a JSON object");
 	case C_TOP:
 		if (m != K_ITEMS && m != K_ENVMETA)
 			return C_OTHER;
 		if (l->seen & m)
-			return json_list_fail(l, at, m == K_ITEMS ? "items appears twice" : "metadata appears twice");
+			return layout_fail(l, at, m == K_ITEMS ? "items appears twice" : "metadata appears twice");
 		l->seen |= m;
 		if (c != (m == K_ITEMS ? '[' : '{'))
-			return json_list_fail(l, at, m == K_ITEMS ? "items is not an array" : "metadata is not an object");
+			return layout_fail(l, at, m == K_ITEMS ? "items is not an array" : "metadata is not an object");
 		return m == K_ITEMS ? C_ITEMS : C_ENVMETA;
 	case C_ENVMETA:
 		if (m == K_CONT)
@@ -205,10 +185,10 @@ static int envelope_value(struct json_list *l, int cx, int m, int c, size_t i)
 			    "metadata.resourceVersion is not a string");
 		return C_OTHER;
 	case C_ITEMS:
-		return c == '{' ? begin_item(l, i) : json_list_fail(l, at, "an element of items is not an object");
+		return c == '{' ? begin_item(l, i) : layout_fail(l, at, "an element of items is not an object");
 	case C_STREAM:
 		if (c != '{')
-			return json_list_fail(l, at, "a watch event is not an object");
+			return layout_fail(l, at, "a watch event is not an object");
 		l->seen = 0;
 		l->type[0] = '\0';
 		return C_EVENT;
@@ -219,15 +199,18 @@ static int envelope_value(struct json_list *l, int cx, int m, int c, size_t i)
 		if (m != K_OBJECT)
 			return C_OTHER;
 		if (l->seen & SEEN_OBJECT)
-			return json_list_fail(l, at, "a watch event's object appears twice");
+			return layout_fail(l, at, "a watch event's object appears twice");
 		l->seen |= SEEN_OBJECT;
-		return c == '{' ? begin_item(l, i) : json_list_fail(l, at, "a watch event's object is not an object");
+		return c == '{' ? begin_item(l, i) : layout_fail(l, at, "a watch event's object is not an object");
 	}
 }
 
-int json_list_value(struct json_list *l, int cx, int d, int c, size_t i)
+/* The scanner's value hook: a value starting with c at p[i] in a watched container. */
+static int scan_value(void *ctx, int cx, int d, int c, size_t i)
 {
+	struct json_list *l = ctx;
 	int m = d < CTXN ? l->memb[d] : K_NONE;
+
 
 	if (cx < C_ITEM || cx > C_ANNS)
 		return envelope_value(l, cx, m, c, i);
@@ -253,25 +236,29 @@ int json_list_value(struct json_list *l, int cx, int d, int c, size_t i)
 static int capture_end(struct json_list *l, size_t at)
 {
 	char raw[JSON_CONTINUE_MAX];
-	int how = l->capture;
+	int how = l->capture, full = l->s.full;
+	size_t len = l->s.caplen;
 	char *to = how == CAP_CONT ? l->cont : how == CAP_RV ? l->rv : l->type;
 	size_t cap = how == CAP_CONT ? sizeof l->cont : how == CAP_RV ? sizeof l->rv : sizeof l->type;
 
 	l->capture = CAP_NONE;
-	if (how == CAP_TYPE && l->full)
-		return json_list_fail(l, at, "a watch event's type is longer than 16 bytes or holds a NUL");
-	if (l->full)
-		return json_list_fail(l, at, how == CAP_CONT ? "metadata.continue is longer than 4096 bytes"
+	json_scan_capture(&l->s, NULL, 0);
+	if (how == CAP_TYPE && full)
+		return layout_fail(l, at, "a watch event's type is longer than 16 bytes or holds a NUL");
+	if (full)
+		return layout_fail(l, at, how == CAP_CONT ? "metadata.continue is longer than 4096 bytes"
 		    : "metadata.resourceVersion is longer than 63 bytes");
-	memcpy(raw, to, l->caplen);
-	if (json_unescape(raw, l->caplen, to, cap) < 0)
-		return json_list_fail(l, at, how == CAP_CONT ? "metadata.continue holds a NUL" : how == CAP_RV ?
+	memcpy(raw, to, len);
+	if (json_unescape(raw, len, to, cap) < 0)
+		return layout_fail(l, at, how == CAP_CONT ? "metadata.continue holds a NUL" : how == CAP_RV ?
 		    "metadata.resourceVersion holds a NUL" : "a watch event's type is longer than 16 bytes or holds a NUL");
 	return 0;
 }
 
-int json_list_done(struct json_list *l, int cx, int d, const char *p, size_t i)
+/* The scanner's done hook: a value in a watched container ended just before p[i]. */
+static int scan_done(void *ctx, int cx, int d, const char *p, size_t i)
 {
+	struct json_list *l = ctx;
 	int m = d < CTXN ? l->memb[d] : K_NONE;
 
 	if (cx == C_ITEMS) {
@@ -286,7 +273,7 @@ int json_list_done(struct json_list *l, int cx, int d, const char *p, size_t i)
 		end_item(l, p, i);
 	} else if ((cx == C_EVENT && m == K_TYPE && l->capture == CAP_TYPE) ||
 	    (cx == C_ENVMETA && (m == K_CONT || m == K_RV) && (l->capture == CAP_CONT || l->capture == CAP_RV))) {
-		if (capture_end(l, l->off + i) < 0)
+		if (capture_end(l, l->s.off + i) < 0)
 			return -1;
 	} else if (cx >= C_ITEM && cx <= C_ANNS) {
 		for (unsigned bits = (unsigned)m; bits; bits &= bits - 1)
@@ -298,17 +285,14 @@ int json_list_done(struct json_list *l, int cx, int d, const char *p, size_t i)
 	return 0;
 }
 
-static void start(struct json_list *l, int cx)
+static const struct json_scan_hooks hooks = { scan_value, scan_key, scan_done };
+
+/* The scan of a list (C_DOC) or a watch stream (C_STREAM, seq) for keys, items into buf[0..cap). */
+static void start_nodes(struct json_list *l, int cx, int seq, char *buf, size_t cap, const struct node_keys *keys,
+    void *ctx)
 {
 	memset(l, 0, sizeof *l);
-	l->kind[0] = (unsigned char)cx;
-	l->st = S_VALUE;
-}
-
-/* The scan of a list (C_DOC) or a watch stream (C_STREAM) for keys, items into buf[0..cap). */
-static void start_nodes(struct json_list *l, int cx, char *buf, size_t cap, const struct node_keys *keys, void *ctx)
-{
-	start(l, cx);
+	json_scan_init(&l->s, cx, seq, l->keybuf, sizeof l->keybuf, l);
 	l->look[0] = NODE_LABEL_CONTROL_PLANE;
 	l->look[1] = NODE_LABEL_ETCD;
 	l->look[2] = keys ? keys->prune_label : NULL;
@@ -324,49 +308,51 @@ static void start_nodes(struct json_list *l, int cx, char *buf, size_t cap, cons
 void json_list_init(struct json_list *l, char *buf, size_t cap, const struct node_keys *keys,
     json_item_fn item, void *ctx)
 {
-	start_nodes(l, C_DOC, buf, cap, keys, ctx);
+	start_nodes(l, C_DOC, 0, buf, cap, keys, ctx);
 	l->item = item;
 }
 
 void json_watch_init(struct json_list *l, char *buf, size_t cap, const struct node_keys *keys,
     json_event_fn event, void *ctx)
 {
-	start_nodes(l, C_STREAM, buf, cap, keys, ctx);
-	l->seq = 1;
+	start_nodes(l, C_STREAM, 1, buf, cap, keys, ctx);
 	l->event = event;
+}
+
+int json_list_feed(struct json_list *l, const char *p, size_t n)
+{
+	int r;
+
+	if (json_scan_failed(&l->s))
+		return -1;
+	l->mark = 0;
+	if ((r = json_scan_feed(&l->s, &hooks, p, n)) != 0)
+		return l->err[0] ? r : failed(l);   /* the grammar's failure has no line yet */
+	/* the piece is done: when it ended inside an item, its bytes from p[mark] on are kept */
+	if (l->in_item)
+		keep(l, p + l->mark, n - l->mark);
+	return 0;
 }
 
 int json_list_end(struct json_list *l)
 {
-	int list = l->kind[0] == C_DOC;
+	const char *why;
 
-	if (l->st == S_FAILED)
+	if (json_scan_failed(&l->s))
 		return -1;
-	if (l->kind[0] == C_STREAM) {
-		if (l->st == S_VALUE && l->depth == 0)
+	if (l->s.kind[0] == C_STREAM) {
+		if (json_scan_idle(&l->s))
 			return 0;
-		l->reason = "the stream ended inside an event";
-	} else if (!json_scan_end(l)) {
-		l->reason = l->off == 0 || (l->st == S_VALUE && l->depth == 0) ? "body was empty" :
-		    !list ? "the text ended early" : l->depth >= 2 && l->kind[2] == C_ITEMS ?
-		    "body ended inside the node list" : "body ended before the node list was complete";
-	} else if (list && !(l->seen & SEEN_ITEMS)) {
-		l->reason = "body has no items array: not a node list";
+		why = "the stream ended inside an event";
+	} else if (!json_scan_end(&l->s)) {
+		why = l->s.off == 0 || json_scan_idle(&l->s) ? "body was empty" :
+		    l->s.depth >= 2 && l->s.kind[2] == C_ITEMS ? "body ended inside the node list" :
+		    "body ended before the node list was complete";
+	} else if (!(l->seen & SEEN_ITEMS)) {
+		why = "body has no items array: not a node list";
 	} else {
 		return 0;
 	}
-	l->err_at = l->off;
-	l->st = S_FAILED;
-	return text_fail(l->err, sizeof l->err, "%s", l->reason);
-}
-
-int json_check(const char *s, size_t len, size_t *at, char *why, size_t whylen)
-{
-	struct json_list l;
-
-	start(&l, C_OTHER);
-	if (json_list_feed(&l, s, len) == 0 && json_list_end(&l) == 0)
-		return 0;
-	*at = l.err_at;
-	return text_fail(why, whylen, "%s", l.reason);
+	json_scan_fail(&l->s, l->s.off, why);
+	return text_fail(l->err, sizeof l->err, "%s", why);
 }

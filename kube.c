@@ -519,7 +519,7 @@ static int watch_stop(struct kube_watch *w, enum kube_watch_end end, const char 
 }
 
 /* One event of the stream to the caller, or the reason the stream must end (w->end). */
-static int on_event(void *ctx, const char *type, const struct json_item *obj)
+static int stream_event(void *ctx, const char *type, const struct json_item *obj)
 {
 	static const char *const types[] = { "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR" };
 	struct kube_watch *w = ctx;
@@ -614,7 +614,7 @@ enum kube_watch_end kube_watch_open(struct kube *k, struct kube_watch *w, const 
 		TEXT_FAIL(k, "watching nodes: the server answered with '%s', not JSON", ct);
 		return KUBE_WATCH_BROKEN;
 	}
-	json_watch_init(&k->reader, k->item, KUBE_NODE_MAX, keys, on_event, w);
+	json_watch_init(&k->reader, k->item, KUBE_NODE_MAX, keys, stream_event, w);
 	w->k = k;
 	w->keys = keys;
 	w->fn = fn;

@@ -1,7 +1,8 @@
 /*
  * The Kubernetes API calls noderecover makes: list nodes page by page (yielding each node's
- * facts), patch a node, delete a node; and the credentials they carry. Knows the API's paths,
- * bodies and status codes, not the rules.
+ * facts), read one node again, watch the nodes, patch a node, delete a node, and any other
+ * request (a Lease, an Event, an access review) through kube_call; and the credentials they
+ * carry. Knows the API's paths, bodies and status codes, not the rules.
  */
 #ifndef KUBE_H
 #define KUBE_H
@@ -57,7 +58,8 @@ typedef void (*kube_observe_fn)(void *ctx, const char *method, int status);
 /*
  * One connection to the API server, and the one Node object it reads at a time (a list's item,
  * a watch event's object: a connection reads one response at a time). Large (the TLS
- * buffers): keep it static or allocated once. Its fields are kube.c's alone.
+ * buffers): its owner holds it once, for the whole run (noderecover.c's struct process,
+ * allocated at start). Its fields are kube.c's alone.
  */
 struct kube {
 	struct http_conn http;
@@ -93,7 +95,7 @@ void kube_close(struct kube *k);
 /*
  * Lists every node, page by page (limit, then continue), calling page() at the head of each
  * page and node() for each node with its facts read under keys. A 410 Expired restarts the
- * list from the first page once. Returns KUBE_OK when the whole list was read, else KUBE_FAILED with kube_error()
+ * list from the first page once (a continue token etcd compacted). Returns KUBE_OK when the whole list was read, else KUBE_FAILED with kube_error()
  * saying why. rv (NULL: not wanted) gets the list's metadata.resourceVersion ("" when the server
  * sent none), from which a watch starts. Memory: one Node object at a time (KUBE_NODE_MAX), never the page.
  */
@@ -177,7 +179,7 @@ const char *kube_error(const struct kube *k);
 
 /*
  * Watching the nodes: GET /api/v1/nodes?watch=1 from a resourceVersion, with bookmarks, the
- * events read as they arrive by the same scanner as a list (json.c), each object under the
+ * events read as they arrive by the same scanner as a list (json_list.h), each object under the
  * same bound (KUBE_NODE_MAX) and checks. A watch takes a connection of its own (a struct kube
  * used for nothing else), since its response never ends while it is followed.
  */
@@ -196,9 +198,12 @@ typedef void (*kube_event_fn)(void *ctx, const struct kube_event *ev);
 enum kube_watch_end {
 	KUBE_WATCH_OPEN,     /* the stream is open (read: until passed with nothing more to read) */
 	KUBE_WATCH_ENDED,    /* the server ended it cleanly (its timeout): resume from the last resourceVersion */
-	KUBE_WATCH_EXPIRED,  /* 410, before the stream or as an ERROR event: that resourceVersion is gone; relist */
-	KUBE_WATCH_BROKEN,   /* what came broke the grammar or was no Node: events may be lost; relist */
-	KUBE_WATCH_FAILED    /* the request or the wire failed, or an ERROR of another kind: back off, resume */
+	KUBE_WATCH_EXPIRED,  /* 410 before the stream, or an ERROR event whose Status says Expired or Gone
+	                        or has code 410 (client-go's IsResourceExpired): that resourceVersion is
+	                        gone; relist */
+	KUBE_WATCH_BROKEN,   /* what came broke the grammar or was no Node, or was not JSON: events may be
+	                        lost; relist (a Node over KUBE_NODE_MAX is an event with why, not this) */
+	KUBE_WATCH_FAILED    /* the request or the wire failed, or any other status or ERROR: back off, resume */
 };
 #define KUBE_WATCH_SLACK 60        /* seconds a stream may outlive its timeoutSeconds */
 #define KUBE_WATCH_GRACE_MS 2000   /* once bytes arrive, what they start must come within this */
@@ -215,7 +220,8 @@ struct kube_watch {
 
 /*
  * Starts a watch from rv with timeoutSeconds timeout_s, events to fn(ctx) under keys (which
- * must outlive the stream). One request, no retry: the caller decides when to try again.
+ * must outlive the stream). One request, no retry of a failure (but a 401, when the token
+ * comes from a file, sent once more after reading it again): the caller decides when to retry.
  * KUBE_WATCH_OPEN with *date the response's Date (-1: none); otherwise why is in kube_error(),
  * and *retry_after holds a 429's or 503's Retry-After in seconds (-1: none or another status).
  */

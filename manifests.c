@@ -168,7 +168,7 @@ static void placement(FILE *f, const struct settings *s)
 }
 
 /* One variable of the pod: value, or (value NULL) the pod's field. */
-static void env(FILE *f, const char *name, const char *value, const char *field)
+static void pod_env(FILE *f, const char *name, const char *value, const char *field)
 {
 	fprintf(f, "            - name: %s\n", name);
 	if (!value) {
@@ -221,11 +221,11 @@ static void deployment(FILE *f, const struct settings *s, const char *image)
 	for (size_t i = 0; i < settings_row_count; i++) {
 		const struct settings_row *r = &settings_rows[i];
 		if (r->env && passed_on(r, s))
-			env(f, r->env, r->pod == SETTINGS_POD_FIELD ? NULL : r->pod == SETTINGS_POD_FIXED ? r->pod_value
+			pod_env(f, r->env, r->pod == SETTINGS_POD_FIELD ? NULL : r->pod == SETTINGS_POD_FIXED ? r->pod_value
 			    : settings_value(r, s, buf, sizeof buf), r->pod_value);
 	}
 	/* the election's identity */
-	env(f, SETTINGS_POD_NAME, NULL, "metadata.name");
+	pod_env(f, SETTINGS_POD_NAME, NULL, "metadata.name");
 	/* /livez fails only when no pass started for 3 polls and a whole list: then restart it;
 	 * /readyz until the first list and after 3 failed in a row */
 	fputs("          ports:\n"

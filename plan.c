@@ -278,7 +278,7 @@ static void json_num(struct json_buf *b, long long v)
 	json_raw(b, n);
 }
 
-static void json_member(struct json_buf *b, const char *key, const char *val)
+static void row_member(struct json_buf *b, const char *key, const char *val)
 {
 	json_str(b, key);
 	json_raw(b, ":");
@@ -299,9 +299,9 @@ static int json_node(FILE *out, const struct plan_row *row, const struct pass_pl
 	roles(row, s, ro, sizeof ro);
 	action_text(row, r, s, act, sizeof act, &action);
 	json_raw(&b, first ? "\n{" : ",\n{");
-	json_member(&b, "name", say_printable(row->f.name, name, sizeof name));
+	row_member(&b, "name", say_printable(row->f.name, name, sizeof name));
 	json_raw(&b, ",");
-	json_member(&b, "ready", row->f.ready == NODE_READY_NONE ? NULL : ready_word(row->f.ready));
+	row_member(&b, "ready", row->f.ready == NODE_READY_NONE ? NULL : ready_word(row->f.ready));
 	json_raw(&b, ",\"ready_for_seconds\":");
 	if (row->f.ready_since < 0)
 		json_raw(&b, "null");
@@ -318,26 +318,26 @@ static int json_node(FILE *out, const struct plan_row *row, const struct pass_pl
 		}
 	}
 	json_raw(&b, "],");
-	json_member(&b, "action", action);
+	row_member(&b, "action", action);
 	json_raw(&b, ",");
-	json_member(&b, "held", row->has_v && row->v.held ? verb(row->v.held) : NULL);
+	row_member(&b, "held", row->has_v && row->v.held ? verb(row->v.held) : NULL);
 	json_raw(&b, ",");
-	json_member(&b, "excluded", row->has_v && row->v.excluded ? verb(row->v.excluded) : NULL);
+	row_member(&b, "excluded", row->has_v && row->v.excluded ? verb(row->v.excluded) : NULL);
 	json_raw(&b, ",");
-	json_member(&b, "delete_refused", !row->has_v ? NULL : row->v.refusal == POLICY_REFUSED_CONTROL_PLANE ? "control-plane"
+	row_member(&b, "delete_refused", !row->has_v ? NULL : row->v.refusal == POLICY_REFUSED_CONTROL_PLANE ? "control-plane"
 	    : row->v.refusal == POLICY_REFUSED_ETCD ? "etcd" : row->v.refusal == POLICY_REFUSED_QUORUM ? "quorum" : NULL);
 	json_raw(&b, ",");
 	int due = row->has_v && !row->next_pass && !is_self(row, s) && row->v.due_in >= 0 && !row->v.excluded;
-	json_member(&b, "due", due ? due_what(row, s) : NULL);
+	row_member(&b, "due", due ? due_what(row, s) : NULL);
 	json_raw(&b, ",\"due_in_seconds\":");
 	if (due)
 		json_num(&b, row->v.due_in);
 	else
 		json_raw(&b, "null");
 	json_raw(&b, ",");
-	json_member(&b, "unreadable", row->has_v ? NULL : row->why);
+	row_member(&b, "unreadable", row->has_v ? NULL : row->why);
 	json_raw(&b, ",");
-	json_member(&b, "reason", act);
+	row_member(&b, "reason", act);
 	json_raw(&b, "}");
 	return json_buf_end(&b) < 0 || fputs(buf, out) < 0 ? -1 : 0;
 }
@@ -367,16 +367,16 @@ static int print_json(FILE *out, const struct plan *pl, const struct pass_plan_r
 	else
 		json_num(&b, r->limit);
 	json_raw(&b, ",");
-	json_member(&b, "max_unknown", pass_limit_text(s, lim, sizeof lim));
+	row_member(&b, "max_unknown", pass_limit_text(s, lim, sizeof lim));
 	json_raw(&b, ",\"cooldown_known\":false},\"etcd_ready\":");
 	json_num(&b, r->sum.etcd_ready);
 	json_raw(&b, ",\"etcd_floor\":");
 	json_num(&b, POLICY_ETCD_FLOOR);
 	json_raw(&b, ",");
-	json_member(&b, "clock", r->server_clock ? "server" : "local");
+	row_member(&b, "clock", r->server_clock ? "server" : "local");
 	json_raw(&b, ",");
 	text_time(now, r->now);
-	json_member(&b, "now", now);
+	row_member(&b, "now", now);
 	json_raw(&b, "}}\n");
 	return json_buf_end(&b) < 0 || fputs(buf, out) < 0 ? -1 : 0;
 }

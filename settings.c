@@ -267,7 +267,7 @@ static int limit(const struct settings_row *r, struct settings *s, const char *v
 }
 
 /* true or false (BOOL01: or 1 or 0) into *out. */
-static int boolean(const struct settings_row *r, const char *v, int *out)
+static int parse_bool(const struct settings_row *r, const char *v, int *out)
 {
 	if (strcmp(v, "true") == 0 || (r->kind == SETTINGS_BOOL01 && strcmp(v, "1") == 0))
 		*out = 1;
@@ -301,7 +301,7 @@ int settings_set(const struct settings_row *r, struct settings *s, const char *v
 		return limit(r, s, v, name, err, errlen);
 	case SETTINGS_BOOL:
 	case SETTINGS_BOOL01:
-		if (boolean(r, v, p) < 0)
+		if (parse_bool(r, v, p) < 0)
 			return text_fail(err, errlen, "%s '%.32s' is neither true nor false", name, v);
 		return 0;
 	case SETTINGS_KEY:
@@ -471,7 +471,7 @@ static void host_name(struct settings *s)
 }
 
 /* What one setting says of another, and the defaults that are not a value but a place to look. */
-static int between(struct settings *s, const char **val, const char **from, settings_env_fn env, char *err,
+static int cross_settings(struct settings *s, const char **val, const char **from, settings_env_fn env, char *err,
     size_t errlen)
 {
 	const struct settings_row *r = settings_rows;
@@ -537,7 +537,7 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		    : r->dflt && settings_set(r, s, r->dflt, r->flag, err, errlen) < 0)
 			return -1;
 	}
-	return between(s, val, from, env, err, errlen);
+	return cross_settings(s, val, from, env, err, errlen);
 }
 static int read_into(const char *what, const char *path, char **out, size_t *len, char *err, size_t errlen)
 {

@@ -70,7 +70,7 @@ static void pem_dest(void *ctx, const void *b, size_t n)
 }
 
 /* Copies the CA's public key next to its DN and fills in the trust anchor. */
-static int ca_end(struct pem_load *l, int nth, char *err, size_t errlen)
+static int pem_ca_end(struct pem_load *l, int nth, char *err, size_t errlen)
 {
 	struct tls_creds *t = l->t;
 	br_x509_trust_anchor *ta = &t->tas[t->ntas];
@@ -105,7 +105,7 @@ static int ca_end(struct pem_load *l, int nth, char *err, size_t errlen)
 	return 0;
 }
 
-static int key_end(struct pem_load *l, char *err, size_t errlen)
+static int pem_key_end(struct pem_load *l, char *err, size_t errlen)
 {
 	struct tls_creds *t = l->t;
 	const br_rsa_private_key *rk;
@@ -190,7 +190,7 @@ static int pem_file(struct pem_load *l, int kind, const char *what, const char *
 			if (l->full)
 				return text_fail(err, errlen, "%s: out of room while decoding", what);
 			if (l->kind == PEM_CA) {
-				if (ca_end(l, (int)nobj, err, errlen) < 0)
+				if (pem_ca_end(l, (int)nobj, err, errlen) < 0)
 					return -1;
 			} else if (l->kind == PEM_CERT) {
 				struct tls_creds *t = l->t;
@@ -203,7 +203,7 @@ static int pem_file(struct pem_load *l, int kind, const char *what, const char *
 				t->chain[t->nchain].data_len = t->memused - l->start;
 				t->nchain++;
 			} else if (l->kind == PEM_KEY) {
-				if (key_end(l, err, errlen) < 0)
+				if (pem_key_end(l, err, errlen) < 0)
 					return -1;
 			}
 			break;

@@ -68,7 +68,7 @@ struct tls_x509 {
 	enum tls_leaf verdict;       /* what tls_leaf_check said of the last chain */
 };
 
-/* One client endpoint: BearSSL's engine, our verifier, the record buffers. Large: keep it static. */
+/* One client endpoint: BearSSL's engine, our verifier, the record buffers. Large: held once, in a struct http_conn. */
 struct tls_client {
 	br_ssl_client_context sc;
 	struct tls_x509 x509;

@@ -68,9 +68,10 @@ extra=
 if [ "${BENCH_PROFILE:-1}" != 0 ] && [ -f "$top/build.sh" ] && command -v musl-gcc >/dev/null 2>&1 \
 	&& [ -f "$top/build/deps/bearssl/libbearssl.a" ]; then
 	lib=$(sed -n 's/^LIB="\(.*\)"$/\1/p' "$top/build.sh")
-	# the code-generation flags of build.sh's static link (its compile() function), without -s;
-	# -flto and -no-pie go to the link as well
-	cmd=$(awk '/^compile\(\)/,/^}/' "$top/build.sh" | sed -e ':a' -e '/\\$/N; s/\\\n//; ta' | grep -e '-std=' | head -n 1)
+	# the code-generation flags of build.sh's static link (the shared CFLAGS_BASE line and its
+	# compile() function's own), without -s; -flto and -no-pie go to the link as well
+	cmd="$(sed -n 's/^CFLAGS_BASE="\(.*\)"$/\1/p' "$top/build.sh") $(awk '/^compile\(\)/,/^}/' "$top/build.sh" |
+		sed -e ':a' -e '/\\$/N; s/\\\n//; ta' | grep -e '"\$cc"' | head -n 1)"
 	cflags= ldflags=
 	for w in $cmd; do
 		case $w in
