@@ -2,7 +2,7 @@
  * Leader election on a coordination.k8s.io/v1 Lease with client-go's semantics. Owns the
  * election's state (the record last seen, when it changed by our monotonic clock, when we last
  * renewed) and the Lease's request bodies; sends through kube_call and reads with json_lease.
- * Never reads another holder's timestamps as times, never logs (noderecover.c says what
+ * Never reads another holder's timestamps as times, never logs (election.c's thread says what
  * happened), never allocates.
  */
 #include <stdio.h>
