@@ -246,6 +246,7 @@ void core_event(struct core *c, const struct core_event *ev, int64_t now)
 	c->events++;
 	/* a stream that delivers events is healthy: the next failure starts the backoff afresh */
 	c->backoff_ms = c->tm.backoff_min_ms;
+	c->expired_run = 0;
 	if (ev->rv[0])
 		snprintf(c->rv, sizeof c->rv, "%s", ev->rv);
 	if (ev->type == CORE_BOOKMARK)
@@ -293,13 +294,16 @@ void core_ended(struct core *c, enum core_end end, const char *error, long retry
 	case CORE_END_EXPIRED:
 		c->say(c->say_ctx, "Watching nodes: %s; resourceVersion %s is too old (410 Expired), relisting", error, c->rv);
 		relist(c, CORE_WHY_EXPIRED);
-		/* a resourceVersion compacted again and again (a restored etcd, a datastore that
-		 * compacts often) must not become a list after list: only a stream that delivered
-		 * events earns a list at once */
-		if (was_stream && c->events > 0)
+		/* a 410 after a stream that delivered events, or the first since one did (an API
+		 * server restarted with a new watch cache), is listed for at once; a resourceVersion
+		 * compacted again and again (a restored etcd, a datastore that compacts often) must
+		 * not become a list after list: the repeats back off */
+		if ((was_stream && c->events > 0) || !c->expired_run) {
 			c->retry_at = now;
-		else
+			c->expired_run = was_stream && c->events > 0 ? 0 : 1;
+		} else {
 			back_off(c, -1, now);
+		}
 		return;
 	case CORE_END_BROKEN:
 		c->say(c->say_ctx, "Watch stream broken: %s; events may have been lost, so nothing is decided until a new list is read; relisting",

@@ -133,6 +133,7 @@ struct core {
 	int failing;                /* a failure was said; said again only once it works */
 	int said;                   /* the stream from this list's resourceVersion was said */
 	int too_large_said;         /* an object too large to read was said on this stream */
+	int expired_run;            /* a 410 came with no event since the last: the next backs off */
 	enum core_confirm confirm;
 	int64_t confirm_at;         /* CORE_CONFIRM_ASK: not before (a backoff after a failed read) */
 	char confirm_rv[NODE_RV_MAX + 1]; /* CORE_CONFIRM_WAIT: the stream must pass this */

@@ -15,7 +15,13 @@ package e2e
 //
 //	idle:    no noderecover (the floor), `run --poll 15` polling, `run` watching;
 //	changes: the same three while every node's status is written once per 5 minutes (N/300 a
-//	         second, spread evenly, as kubelets report when nothing changes).
+//	         second, spread evenly, as kubelets report when nothing changes);
+//	rolling: the same status writes, and a node dying every 6 s (its Ready turned Unknown, its
+//	         status writes stopped) for NODERECOVER_E2E_BENCH_ROLLING (5m), with --taint-after
+//	         10: what each new taint costs (a list each, or the store's revision from 500 nodes on),
+//	         polling against watching; each window's nodes are its own.
+//
+// NODERECOVER_E2E_BENCH_LOADS picks loads (default "idle changes rolling").
 //
 // noderecover's share is each window less the floor of its kind. The watching rows run only for
 // a binary that knows --watch. It never measures noderecover's first list (each window starts
@@ -253,7 +259,7 @@ func k3sNode(ctx context.Context, c *cluster, i int) error {
 
 // heartbeats writes each node's Ready heartbeat time once per period, spread evenly, until ctx
 // ends; returns the count of writes.
-func heartbeats(ctx context.Context, c *cluster, n int, period time.Duration) *atomic.Int64 {
+func heartbeats(ctx context.Context, c *cluster, n int, period time.Duration, dead []atomic.Bool) *atomic.Int64 {
 	var done atomic.Int64
 	go func() {
 		tick := time.NewTicker(period / time.Duration(n))
@@ -263,6 +269,9 @@ func heartbeats(ctx context.Context, c *cluster, n int, period time.Duration) *a
 			case <-ctx.Done():
 				return
 			case <-tick.C:
+			}
+			if dead != nil && dead[i].Load() {
+				continue
 			}
 			patch := fmt.Sprintf(`{"status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":%q}]}}`,
 				time.Now().UTC().Format(time.RFC3339))
@@ -281,6 +290,47 @@ type benchRow struct {
 	apiCPU, etcdCPU, nr float64 // seconds of CPU in the window
 	down, up            int64   // bytes relayed
 	lists, watches      int
+	died, tainted       int // rolling: nodes that died in the window, and those tainted by its end
+}
+
+// dying turns one node Unknown every `every` from first on, as the node lifecycle controller
+// would once its kubelet stopped (its status writes stop too), until ctx ends; it returns how
+// many died and, read at the end, how many of those carry the out-of-service taint.
+func dying(ctx context.Context, c *cluster, first int, every time.Duration, dead []atomic.Bool) func() (int, int) {
+	var died atomic.Int64
+	go func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for i := first; i < len(dead); i++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			dead[i].Store(true)
+			now := time.Now().UTC().Format(time.RFC3339)
+			patch := fmt.Sprintf(`{"status":{"conditions":[{"type":"Ready","status":"Unknown","reason":"NodeStatusUnknown","lastHeartbeatTime":%q,"lastTransitionTime":%q}]}}`, now, now)
+			if _, err := c.cs.CoreV1().Nodes().Patch(ctx, fmt.Sprintf("k3s-agent-%05d", i), types.StrategicMergePatchType,
+				[]byte(patch), metav1.PatchOptions{FieldManager: "kube-controller-manager"}, "status"); err == nil {
+				died.Add(1)
+			}
+		}
+	}()
+	return func() (int, int) {
+		n, tainted := int(died.Load()), 0
+		for i := first; i < first+n; i++ {
+			node, err := c.cs.CoreV1().Nodes().Get(context.Background(), fmt.Sprintf("k3s-agent-%05d", i), metav1.GetOptions{})
+			if err != nil {
+				continue
+			}
+			for _, tn := range node.Spec.Taints {
+				if tn.Key == "node.kubernetes.io/out-of-service" {
+					tainted++
+				}
+			}
+		}
+		return n, tainted
+	}
 }
 
 func TestBenchAPIServer(t *testing.T) {
@@ -352,7 +402,8 @@ func TestBenchAPIServer(t *testing.T) {
 	apiPID, etcdPID := procPID(t, c, "kube-apiserver"), procPID(t, c, "etcd")
 	user := saUser(saNamespace, saName)
 	var rows []benchRow
-	measureWindow := func(load, what string, args []string) {
+	// during: started with the window, ended with it, telling how many nodes died and were tainted
+	measureWindow := func(load, what string, args []string, window time.Duration, during func(context.Context) func() (int, int)) {
 		var w *watcher
 		if args != nil {
 			// through the relay, which counts the bytes
@@ -366,10 +417,19 @@ func TestBenchAPIServer(t *testing.T) {
 		if w != nil {
 			n0 = cpuTicks(t, w.cmd.Process.Pid)
 		}
+		var counts func() (int, int)
+		dctx, dstop := context.WithCancel(ctx)
+		if during != nil {
+			counts = during(dctx)
+		}
 		time.Sleep(window)
+		dstop()
 		row := benchRow{load: load, what: what, window: time.Since(from),
 			apiCPU: float64(cpuTicks(t, apiPID)-a0) / 100, etcdCPU: float64(cpuTicks(t, etcdPID)-e0) / 100,
 			down: rl.down.Load() - d0, up: rl.up.Load() - u0}
+		if counts != nil {
+			row.died, row.tainted = counts()
+		}
 		if w != nil {
 			row.nr = float64(cpuTicks(t, w.cmd.Process.Pid)-n0) / 100
 			if w.exited() {
@@ -395,17 +455,55 @@ func TestBenchAPIServer(t *testing.T) {
 	pollArgs := append(append([]string{}, base...), "--poll", "15")
 	pollArgs = append(pollArgs, pollingOnly(t)...)
 	watches := binaryWatches(t)
-	for _, load := range []string{"idle", "changes"} {
+	loads := strings.Fields(os.Getenv("NODERECOVER_E2E_BENCH_LOADS"))
+	if len(loads) == 0 {
+		loads = []string{"idle", "changes", "rolling"}
+	}
+	rolling := 5 * time.Minute
+	if s := os.Getenv("NODERECOVER_E2E_BENCH_ROLLING"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rolling = d
+	}
+	dead := make([]atomic.Bool, nodes)
+	nextDead := 0
+	for _, load := range loads {
 		var stop context.CancelFunc = func() {}
-		if load == "changes" {
+		if load == "changes" || load == "rolling" {
 			var hctx context.Context
 			hctx, stop = context.WithCancel(ctx)
-			heartbeats(hctx, c, nodes, 5*time.Minute)
+			heartbeats(hctx, c, nodes, 5*time.Minute, dead)
 		}
-		measureWindow(load, "no noderecover", nil)
-		measureWindow(load, "polling every 15 s", pollArgs)
+		if load != "rolling" {
+			measureWindow(load, "no noderecover", nil, window, nil)
+			measureWindow(load, "polling every 15 s", pollArgs, window, nil)
+			if watches {
+				measureWindow(load, "watching", base, window, nil)
+			}
+			stop()
+			continue
+		}
+		// each window's dying nodes are its own: one every 6 s
+		die := func(ctx context.Context) func() (int, int) {
+			first := nextDead
+			nextDead += int(rolling/(6*time.Second)) + 1
+			return dying(ctx, c, first, 6*time.Second, dead)
+		}
+		fast := func(args []string) []string {
+			out := append([]string{}, args...)
+			for i := range out {
+				if out[i] == "300" && i > 0 && out[i-1] == "--taint-after" {
+					out[i] = "10"
+				}
+			}
+			return out
+		}
+		measureWindow(load, "no noderecover", nil, rolling, die)
+		measureWindow(load, "polling every 15 s", fast(pollArgs), rolling, die)
 		if watches {
-			measureWindow(load, "watching", base)
+			measureWindow(load, "watching", fast(base), rolling, die)
 		}
 		stop()
 	}
@@ -423,8 +521,8 @@ func benchReport(c *cluster, nodes, listBytes int, window time.Duration, rows []
 	perHour := func(x float64, d time.Duration) float64 { return x * float64(time.Hour) / float64(d) }
 	fmt.Fprintf(&b, "kube-apiserver %s, etcd %s; %d k3s-shaped nodes (a list of all: %.1f MiB of JSON); windows of %s after 20 s of warm-up; CPU from /proc/PID/stat, bytes through a loopback relay (TLS included), both extrapolated to an hour.\n\n",
 		c.serverVersion, c.etcdVersion, nodes, float64(listBytes)/(1<<20), window)
-	b.WriteString("| load | noderecover | kube-apiserver CPU s/h (% of a core) | less the floor | etcd CPU s/h | noderecover CPU s/h | bytes to noderecover /h | bytes from it /h | lists / watches |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| load | noderecover | kube-apiserver CPU s/h (% of a core) | less the floor | etcd CPU s/h | noderecover CPU s/h | bytes to noderecover /h | bytes from it /h | lists / watches | died / tainted |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	floor := map[string]float64{}
 	share := map[string]float64{}
 	for _, r := range rows {
@@ -438,12 +536,19 @@ func benchReport(c *cluster, nodes, listBytes int, window time.Duration, rows []
 		if r.what != "no noderecover" {
 			lessS = fmt.Sprintf("%.1f (%.2f%%)", less, less/36)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.1f (%.2f%%) | %s | %.1f | %.1f | %s | %s | %d / %d |\n", r.load, r.what, api, api/36, lessS,
+		died := "-"
+		if r.load == "rolling" {
+			died = fmt.Sprintf("%d / %d", r.died, r.tainted)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.1f (%.2f%%) | %s | %.1f | %.1f | %s | %s | %d / %d | %s |\n", r.load, r.what, api, api/36, lessS,
 			perHour(r.etcdCPU, r.window), perHour(r.nr, r.window), fmtBytes(perHour(float64(r.down), r.window)),
-			fmtBytes(perHour(float64(r.up), r.window)), r.lists, r.watches)
+			fmtBytes(perHour(float64(r.up), r.window)), r.lists, r.watches, died)
 	}
 	if watches {
-		for _, load := range []string{"idle", "changes"} {
+		for _, load := range []string{"idle", "changes", "rolling"} {
+			if _, ok := floor[load]; !ok {
+				continue
+			}
 			p, w := share[load+" polling every 15 s"], share[load+" watching"]
 			if w > 0 {
 				fmt.Fprintf(&b, "\n%s: the API server's CPU for noderecover, polling / watching: %.0fx", load, p/w)

@@ -43,7 +43,7 @@ mutant() {
 }
 
 # 262 lists in 20 s: a 410 at once relisted at once, again and again
-mutant relist-410-at-once 'if (was_stream && c->events > 0)' 'if (1)'
+mutant relist-410-at-once 'if ((was_stream && c->events > 0) || !c->expired_run) {' 'if (1) {'
 # an ERROR event counted as hearing from the cluster: a stream failing with ERROR looks healthy
 mutant error-is-hearing '	if (ev->type == CORE_ERROR)
 		return;

@@ -135,6 +135,8 @@ struct sim {
 	/* request spacing after failures */
 	int64_t last_failure;
 	int fail_run;
+	int expired_since_event; /* a 410 came since the last event */
+	int free_next;        /* ... it was the first: the next request may come at once */
 	long events_since_failure;
 	int64_t last_fresh_failure;
 	int fresh_fails;
@@ -361,8 +363,15 @@ static int write_node(struct sim *s, const struct node_facts *f, enum policy_act
  * 410 or a broken stream, a stream that ended at once with no event), with no event since and
  * less than two minutes apart, the next request waits at least 0.8 s x 2^(k-1), at most 30 s.
  */
-static void failure(struct sim *s)
+static void failure(struct sim *s, int expired)
 {
+	/* the first 410 since an event may be listed for at once (an API server restarted with a
+	 * new watch cache): not a failure of the run, its list is free */
+	if (expired && !s->expired_since_event) {
+		s->expired_since_event = 1;
+		s->free_next = 1;
+		return;
+	}
 	if (s->events_since_failure || s->now - s->last_failure >= 120000)
 		s->fail_run = 0;
 	s->fail_run++;
@@ -374,6 +383,10 @@ static void spacing(struct sim *s, const char *what)
 {
 	int64_t need;
 
+	if (s->free_next) {
+		s->free_next = 0;
+		return;
+	}
 	if (!s->fail_run || s->events_since_failure)
 		return;
 	need = 800LL << (s->fail_run - 1 < 6 ? s->fail_run - 1 : 6);
@@ -449,7 +462,7 @@ static void do_list(struct sim *s, enum core_why why)
 	s->broken_sent = 0;
 	spacing(s, "list");
 	if (faulty(s, F_LIST_FAIL)) {
-		failure(s);
+		failure(s, 0);
 		s->now += uniform(10, 2000);
 		core_listed(&s->core, 0, "", -1, 0, -1, s->now);
 		return;
@@ -590,7 +603,7 @@ static void end_stream(struct sim *s, enum core_end end, const char *error)
 		s->broken_sent = 1;
 	if (end == CORE_END_BROKEN || (end == CORE_END_EXPIRED && (!s->open || s->stream_events == 0)) ||
 	    ((end == CORE_END_FAILED || end == CORE_END_CLEAN) && empty))
-		failure(s);
+		failure(s, end == CORE_END_EXPIRED);
 	s->open = 0;
 	core_ended(&s->core, end, error, -1, s->now);
 }
@@ -663,6 +676,7 @@ static int deliver(struct sim *s)
 		s->stream_events++;
 		s->events_since_failure++;
 		s->events_since_fresh_failure++;
+		s->expired_since_event = 0;
 		snprintf(rvs, sizeof rvs, "%ld", e->rev);
 		if (m->big) {
 			s->delivered_unknown = e->unknown;
@@ -684,6 +698,7 @@ static int deliver(struct sim *s)
 		s->last_rv_given = s->rev;
 		s->events_since_failure++;
 		s->events_since_fresh_failure++;
+		s->expired_since_event = 0;
 		s->stream_events++;
 		core_event(&s->core, &(struct core_event){ CORE_BOOKMARK, rvs, NULL, NULL }, s->now);
 		s->next_bookmark = s->now + 60000;
