@@ -16,8 +16,9 @@ NS = "noderecover"
 class Relists(WatchCase):
     def test_must_fail_every_watch_answered_by_410_backs_off(self):
         # a datastore compacting again and again: every watch gets an ERROR 410 at once. The
-        # old build listed 262 times in 20 s; client-go's backoff (0.8 s doubling, with
-        # jitter) allows at most 6 lists in 10 s (0.8 + 1.6 + 3.2 = 5.6 s for 4, 6.4 more for 5)
+        # old build listed 262 times in 20 s (125 in this test's 10 s); the first 410 is listed
+        # for at once, the repeats wait client-go's backoff (0.8 s doubling, with jitter): at
+        # most 6 lists in 10 s (at once, then 0.8 + 1.6 + 3.2 = 5.6 s for 4 more, 6.4 more for 5)
         self.server(cluster())
         self.srv.on(Fault("watch", error=410), times=None, watch=True)
         self.run_watching(None)
