@@ -205,7 +205,9 @@ func TestPrometheus(t *testing.T) {
 	tokenFile, _ := saToken(t, c, saNamespace, saName)
 
 	rulesFile := filepath.Join(c.dir, "noderecover.rules.yaml")
-	out, err := exec.Command("sh", filepath.Join(rulesDir, "make.sh"), "rules", "TAINTED_SECONDS="+strconv.Itoa(taintedAlert)).Output()
+	// the alerts' for: cut to a second too (a minute by default), as the threshold is
+	out, err := exec.Command("sh", filepath.Join(rulesDir, "make.sh"), "rules", "TAINTED_SECONDS="+strconv.Itoa(taintedAlert),
+		"TAINTED_FOR=1s", "STORM_FOR=1s").Output()
 	if err != nil {
 		t.Fatalf("make.sh rules: %v", err)
 	}

@@ -686,6 +686,12 @@ class Conventions(unittest.TestCase):
         with open(os.path.join(TOP, "deploy", "prometheus", "noderecover.rules.yaml"), "rb") as a, \
                 open(os.path.join(CHART, "files", "noderecover.rules.yaml"), "rb") as b:
             self.assertEqual(a.read(), b.read(), "the chart's copy of the rules: run sh deploy/prometheus/make.sh")
+        # the job NoderecoverDown asks for follows the name the monitors give the job
+        pr = of_kind(self.render({"prometheusRule": {"enabled": True}, "nameOverride": "recover"}), "PrometheusRule")[0]
+        down = [r for g in pr["spec"]["groups"] for r in g["rules"] if r.get("alert") == "NoderecoverDown"]
+        self.assertEqual(len(down), 1)
+        self.assertIn('job="recover"', down[0]["expr"])
+        self.assertEqual(down[0]["labels"]["job"], "recover")
 
     def test_helm_test_hook(self):
         rc, objs, err = helm_template({"taintAfter": "5m", "pruneAfter": 1800}, tests=True, release="nr-b", namespace="team-b")

@@ -84,6 +84,39 @@ sh "$prom/make.sh" rules LEADER_FOR=0s > "$work/deploy/prometheus/noderecover.ru
 broken "a leaderless moment (a handover) alerts at once"
 sh "$prom/make.sh" rules WATCH_SILENT_SECONDS=50 > "$work/deploy/prometheus/noderecover.rules.yaml"
 broken "a watch with bookmarks every minute counts as silent"
+sed '/unless on (job, instance, method, code) noderecover_api_requests_total{method="POST",code="403"}$/d' "$work/rules.yaml" > "$work/deploy/prometheus/noderecover.rules.yaml"
+broken "a tolerated 403 (the permission check, an Event: a POST) pages"
+sed 's/min_over_time(noderecover_leader\[[0-9]*s\]) == 1$/noderecover_leader == 1/' "$work/rules.yaml" > "$work/deploy/prometheus/noderecover.rules.yaml"
+broken "a new leader's silence counted from its start pages at a handover"
+for p in DOWN_FOR WATCH_FOR STORM_FOR TAINTED_FOR REFUSED_FOR; do
+	sh "$prom/make.sh" rules $p=0s > "$work/deploy/prometheus/noderecover.rules.yaml"
+	broken "$p is 0s: a moment pages"
+done
+
+# every alert waits (for:) and links its runbook: README.md's heading of its name
+linked() { # RULES README: one line per alert that does not, exit 1 if any
+	awk -v readme="$2" '
+		function check() {
+			if (a == "") return
+			if (!f) { print a ": no for:"; bad = 1 }
+			if (r !~ ("#" tolower(a) "$")) { print a ": runbook_url " r " is not #" tolower(a); bad = 1 }
+			found = 0
+			while ((getline line < readme) > 0) if (line == "#### " a) found = 1
+			close(readme)
+			if (!found) { print a ": README.md has no heading \"#### " a "\""; bad = 1 }
+		}
+		/^ *- alert: / { check(); a = $3; f = 0; r = "" }
+		/^ *for: / { f = 1 }
+		/^ *runbook_url: / { r = $2 }
+		END { check(); exit bad }' "$1"
+}
+expect 0 "every alert has a for: and a runbook_url to README.md's heading of its name" linked "$prom/noderecover.rules.yaml" "$root/README.md"
+awk '/^ *for: / && !done { done = 1; next } { print }' "$work/rules.yaml" > "$work/no-for.yaml"
+expect 1 "an alert without for: is found" linked "$work/no-for.yaml" "$root/README.md"
+sed '0,/#noderecoverdown$/s//#noderecover-down/' "$work/rules.yaml" > "$work/bad-anchor.yaml"
+expect 1 "a runbook_url to another anchor is found" linked "$work/bad-anchor.yaml" "$root/README.md"
+expect 0 "the chart's copy of the rules is noderecover.rules.yaml" cmp "$prom/noderecover.rules.yaml" "$root/deploy/helm/noderecover/files/noderecover.rules.yaml"
+
 sed 's/noderecover_leader) == 0$/noderecover_leader) ==/' "$work/rules.yaml" > "$work/bad-syntax.yaml"
 expect 1 "promtool check rules fails on an expression cut short" promtool check rules "$work/bad-syntax.yaml"
 expect 1 "make.sh refuses an unknown parameter" sh "$prom/make.sh" rules TAINTED=1
