@@ -363,7 +363,7 @@ func dashboardQueries(t *testing.T, p *promServer, exposition string, from, to t
 	for _, pn := range d.Panels {
 		for _, tg := range pn.Targets {
 			n++
-			q := strings.NewReplacer(`$job`, "noderecover", `$__rate_interval`, "10s").Replace(tg.Expr)
+			q := strings.NewReplacer(`$job`, "noderecover", `$instance`, ".*", `$__rate_interval`, "10s").Replace(tg.Expr)
 			var r struct {
 				Result []json.RawMessage `json:"result"`
 			}

@@ -157,7 +157,31 @@ mutant "a query without its expression" '0,/"expr": /s//"exp": /'
 mutant "a metric noderecover does not export" '0,/noderecover_nodes{/s//noderecover_node{/'
 mutant "two panels overlapping" '0,/"w": 12/s//"w": 14/'
 mutant "a datasource named, not the variable" '0,/"uid": "${datasource}"/s//"uid": "prom-prod"/'
-mutant "no datasource variable" '0,/"type": "datasource"/s//"type": "custom"/'
+mutant "no datasource variable" '0,/"query": "prometheus"/s//"query": "loki"/'
+mutant "no import input (Grafana would not ask for the datasource)" '0,/"name": "DS_PROMETHEUS"/s//"name": "DS_PROM"/'
+mutant "the datasource variable not starting on the import's choice" '0,/"value": "${DS_PROMETHEUS}"/s//"value": "prom-prod"/'
+mutant "a query without the instance variable" '0,/,instance=~\\"$instance\\"}/s//}/'
+mutant "no instance variable" '0,/"name": "instance"/s//"name": "replica"/'
+mutant "the standby's watch silence plotted" 's/\(watch_last_event_age_seconds{[^}]*}\) and on (job, instance) noderecover_leader{[^}]*} == 1/\1/'
+mutant "a timestamp never set shown as 56 years" '0,/"text": "never"/s//"text": "56 years"/'
+
+# every query of the dashboard parses as PromQL: as recording rules (the variables as Grafana
+# fills them), checked by promtool
+python3 - "$dash" > "$work/dash-queries.yaml" <<'PY'
+import json, sys
+def panels(ps):
+    for p in ps:
+        yield p
+        yield from panels(p.get("panels", []))
+print("groups:\n  - name: dashboard\n    rules:")
+for p in panels(json.load(open(sys.argv[1]))["panels"]):
+    for t in p.get("targets", []):
+        q = t["expr"].replace("$job", ".*").replace("$instance", ".*").replace("$__rate_interval", "1m")
+        print("      - record: dashboard:%d:%s\n        expr: %s" % (p["id"], t["refId"], json.dumps(q)))
+PY
+expect 0 "every dashboard query parses as PromQL (promtool check rules)" promtool check rules "$work/dash-queries.yaml"
+sed 's/== 1)"$/== )"/' "$work/dash-queries.yaml" > "$work/dash-queries-bad.yaml"
+expect 1 "a dashboard query cut short does not parse" promtool check rules "$work/dash-queries-bad.yaml"
 
 echo "monitoring: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
