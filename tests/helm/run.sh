@@ -4,10 +4,10 @@
 # installed, upgraded and uninstalled side by side (tests/e2e/helm_test.go, TestHelm; skipped
 # with NODERECOVER_SKIP_E2E=1). build.sh helm runs it after packing the chart into build/dist:
 #   tests/helm/run.sh BINARY OTHER_IMAGE_BINARY VERSION IMAGE
-# Builds the helm CLI the first time (build-helm.sh: cached outside the checkout), installs
-# Debian's python3-yaml when missing; never writes into the repository (the test's files go to
-# temporary directories). Its lines "helm: N passed, N failed, N skipped" and "e2e: N passed,
-# N failed" count it; exit 1 when either failed.
+# Builds the helm and kustomize CLIs the first time (build-helm.sh, build-kustomize.sh: cached
+# outside the checkout), installs Debian's python3-yaml when missing; never writes into the
+# repository (the test's files go to temporary directories). Its lines "helm: N passed, N
+# failed, N skipped" and "e2e: N passed, N failed" count it; exit 1 when either failed.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 abs() { case $1 in /*) echo "$1" ;; *) echo "$(pwd)/$1" ;; esac; }
@@ -23,7 +23,10 @@ fi
 t0=$(date +%s)
 NODERECOVER_HELM=$(sh "$here/build-helm.sh" | tail -n 1)
 echo "helm CLI ready in $(($(date +%s) - t0)) s: $NODERECOVER_HELM"
-export NODERECOVER_BINARY NODERECOVER_OTHER_IMAGE_BIN NODERECOVER_VERSION NODERECOVER_IMAGE NODERECOVER_HELM
+t0=$(date +%s)
+NODERECOVER_KUSTOMIZE=$(sh "$here/build-kustomize.sh" | tail -n 1)
+echo "kustomize CLI ready in $(($(date +%s) - t0)) s: $NODERECOVER_KUSTOMIZE"
+export NODERECOVER_BINARY NODERECOVER_OTHER_IMAGE_BIN NODERECOVER_VERSION NODERECOVER_IMAGE NODERECOVER_HELM NODERECOVER_KUSTOMIZE
 rc=0
 python3 "$here/test_chart.py" || rc=1
 if [ "${NODERECOVER_SKIP_E2E:-}" = 1 ]; then

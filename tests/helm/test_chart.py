@@ -20,6 +20,7 @@ cluster; writes only under a temporary directory (tests/e2e's TestHelm installs 
 NODERECOVER_BINARY           the binary under test (its image: build.sh's IMAGE)
 NODERECOVER_OTHER_IMAGE_BIN  the same sources built naming another image
 NODERECOVER_HELM             the helm CLI
+NODERECOVER_KUSTOMIZE        the kustomize CLI (its test skipped without)
 NODERECOVER_VERSION          the project's VERSION
 NODERECOVER_IMAGE            the image build.sh names (the dist HelmChart carries it)
 Last line: `helm: N passed, N failed, N skipped`.
@@ -45,6 +46,7 @@ CHART = os.path.join(TOP, "deploy", "helm", "noderecover")
 BINARY = os.environ.get("NODERECOVER_BINARY", os.path.join(TOP, "build", "noderecover"))
 OTHER = os.environ.get("NODERECOVER_OTHER_IMAGE_BIN", "")
 HELM = os.environ.get("NODERECOVER_HELM", "helm")
+KUSTOMIZE = os.environ.get("NODERECOVER_KUSTOMIZE", "")
 VERSION = os.environ.get("NODERECOVER_VERSION") or open(os.path.join(TOP, "VERSION")).read().strip()
 IMAGE = os.environ.get("NODERECOVER_IMAGE", "ghcr.io/exadev/noderecover:" + VERSION)
 DIST = os.path.join(TOP, "build", "dist")
@@ -728,6 +730,49 @@ class Conventions(unittest.TestCase):
         self.assertEqual(missing, [], "values the chart's README does not name")
         with open(os.path.join(CHART, "Chart.yaml")) as f:
             self.assertIn("kubeVersion", yaml.safe_load(f))
+
+
+class Kustomize(unittest.TestCase):
+    """deploy/ under a kustomize overlay that sets one namespace for all (issue 24: two Roles of
+    one name made that an ID conflict), built by the kustomize kubectl carries."""
+
+    def build(self, resources, extra=""):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "kustomization.yaml"), "w") as f:
+                # kustomize takes no absolute path: each relative to the overlay
+                f.write("namespace: ops\nresources:\n%s%s" % ("".join("  - %s\n" % os.path.relpath(r, d) for r in resources), extra))
+            return run([KUSTOMIZE, "build", d], env=dict(os.environ, HOME=d))
+
+    def test_overlay_namespace(self):
+        if not KUSTOMIZE:
+            self.skipTest("no kustomize (NODERECOVER_KUSTOMIZE)")
+        deploy = os.path.join(TOP, "deploy")
+        for what, res in (("deploy/ (kubectl apply -k)", [deploy]),):
+            p = self.build(res)
+            self.assertEqual(p.returncode, 0, "%s under namespace: ops: %s" % (what, p.stderr))
+            objs = objects(p.stdout)
+            self.assertEqual({k[2] for k in objs} - {None}, {"ops"}, "every namespaced object in ops")
+            self.assertEqual(sorted(k[3] for k in objs if k[1] == "Role"), ["noderecover", "noderecover-events"])
+            for k, d in objs.items():
+                for sub in d.get("subjects", []):
+                    self.assertEqual(sub["namespace"], "ops", "%s's subject follows the ServiceAccount" % (k,))
+        with tempfile.TemporaryDirectory() as d:
+            # the pruning file too, and (must-fail) the Events' Role named as the Lease's again
+            prune = os.path.join(d, "prune.yaml")
+            shutil.copy(os.path.join(deploy, "noderecover-prune.yaml"), prune)
+            os.mkdir(os.path.join(d, "base"))
+            with open(os.path.join(d, "base", "kustomization.yaml"), "w") as f:
+                f.write("resources:\n  - prune.yaml\n")
+            os.rename(prune, os.path.join(d, "base", "prune.yaml"))
+            p = self.build([os.path.join(d, "base")])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(d, "base", "prune.yaml")) as f:
+                text = f.read()
+            with open(os.path.join(d, "base", "prune.yaml"), "w") as f:
+                f.write(text.replace("name: noderecover-events", "name: noderecover"))
+            p = self.build([os.path.join(d, "base")])
+            self.assertNotEqual(p.returncode, 0, "two Roles of one name built under one namespace")
+            self.assertIn("ID conflict", p.stderr)
 
 
 class Package(unittest.TestCase):
