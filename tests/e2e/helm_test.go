@@ -1,11 +1,12 @@
 package e2e
 
 // The Helm chart on the real control plane (issue 24): two releases in two namespaces side by
-// side, installed, upgraded and uninstalled with the helm CLI, each release's ServiceAccount
-// running `noderecover once` with what the release grants, and nothing of either left after
-// its uninstall. The control plane runs no kubelet, so no pod starts and `helm test` is not
-// run here (tests/helm renders its hook). Needs NODERECOVER_HELM (tests/helm/run.sh sets it and
-// runs this test); skipped without.
+// side, installed, tested, upgraded and uninstalled with the helm CLI, each release's
+// ServiceAccount running `noderecover once` with what the release grants, and nothing of either
+// left after its uninstall. The control plane runs no kubelet: for `helm test`, the test plays
+// the kubelet of its hook's pod (runs the pod's command with its ServiceAccount's token, then
+// sets the pod's phase from the exit status). Needs NODERECOVER_HELM (tests/helm/run.sh sets it
+// and runs this test); skipped without.
 
 import (
 	"context"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -104,6 +106,48 @@ func inventory(t *testing.T, c *cluster) map[string]bool {
 		add("RoleBinding", x.Namespace, x.Name)
 	}
 	return out
+}
+
+// testKubelet plays the kubelet of `helm test`'s pods in ns until stop is closed: the pod's
+// container runs as the binary under test with the pod's args, its ServiceAccount's token and
+// the control plane's address (what the pod's mounted token and KUBERNETES_SERVICE_* give it),
+// and the pod's phase becomes Succeeded or Failed by its exit status. ran gets one line a pod.
+func testKubelet(t *testing.T, c *cluster, ns string, stop chan struct{}, ran chan<- string) {
+	ctx := context.Background()
+	done := map[string]bool{}
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		pods, err := c.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=test"})
+		if err != nil {
+			continue
+		}
+		for i := range pods.Items {
+			pod := &pods.Items[i]
+			if done[string(pod.UID)] || pod.Status.Phase != corev1.PodPending || pod.DeletionTimestamp != nil {
+				continue
+			}
+			done[string(pod.UID)] = true
+			tok, _ := saToken(t, c, ns, pod.Spec.ServiceAccountName)
+			ctr := pod.Spec.Containers[0]
+			args := append(append([]string{}, ctr.Args...), connArgs(c, tok)...)
+			cmd := exec.Command(noderecoverBin(t), args...)
+			cmd.Env = append(cleanEnv(), "NODE_RECOVERY_SELF_NODE=e2e-test-pod-node")
+			out, err := cmd.CombinedOutput()
+			pod.Status.Phase = corev1.PodSucceeded
+			if err != nil {
+				pod.Status.Phase = corev1.PodFailed
+			}
+			if _, err := c.cs.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+				t.Errorf("pod %s/%s: setting its phase: %v", ns, pod.Name, err)
+			}
+			ran <- ns + "/" + pod.Name + " as " + pod.Spec.ServiceAccountName + ": " + strings.Join(ctr.Args, " ") + ": " +
+				string(pod.Status.Phase) + "\n" + string(out)
+		}
+	}
 }
 
 func difference(a, b map[string]bool) []string {
@@ -200,6 +244,26 @@ current-context: e2e
 	}
 	grants("installed", "helm-a", "helm-a-noderecover", false)
 	grants("installed", "helm-b", "nr-b-noderecover", true)
+
+	// helm test: the hook's pod (noderecover plan as the release's ServiceAccount) passes
+	for _, r := range [][2]string{{"helm-a", "helm-a"}, {"nr-b", "helm-b"}} {
+		stop, ran := make(chan struct{}), make(chan string, 4)
+		go testKubelet(t, c, r[1], stop, ran)
+		out := h.run(t, "test", r[0], "--namespace", r[1], "--timeout", "60s")
+		close(stop)
+		if !strings.Contains(out, "Phase:          Succeeded") {
+			t.Errorf("helm test %s: not passed:\n%s", r[0], out)
+		}
+		select {
+		case line := <-ran:
+			t.Logf("helm test %s: ran %s", r[0], line)
+			if !strings.Contains(line, ": plan --taint-after 300") || !strings.Contains(line, ": Succeeded\n") {
+				t.Errorf("helm test %s: the hook ran %s", r[0], line)
+			}
+		default:
+			t.Errorf("helm test %s: no test pod was run", r[0])
+		}
+	}
 	// the two releases elect apart: each its own Lease, in its own namespace
 	for ns, name := range map[string]string{"helm-a": "helm-a-noderecover", "helm-b": "nr-b-noderecover"} {
 		d, err := c.cs.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
