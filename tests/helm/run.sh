@@ -1,8 +1,9 @@
 #!/bin/sh
 # The Helm suite: deploy/helm/noderecover against `noderecover manifests` (test_chart.py says
 # what is checked), then the chart on the e2e suite's real control plane: two releases
-# installed, upgraded and uninstalled side by side (tests/e2e/helm_test.go, TestHelm; skipped
-# with NODERECOVER_SKIP_E2E=1). build.sh helm runs it after packing the chart into build/dist:
+# installed, tested, upgraded and uninstalled side by side (tests/e2e/helm_test.go, TestHelm),
+# and the READMEs' Helm commands run as written (readme_test.go, TestReadmeHelm, with kubectl
+# built by build-kubectl.sh); skipped with NODERECOVER_SKIP_E2E=1. build.sh helm runs it after packing the chart into build/dist:
 #   tests/helm/run.sh BINARY OTHER_IMAGE_BINARY VERSION IMAGE
 # Builds the helm and kustomize CLIs the first time (build-helm.sh, build-kustomize.sh: cached
 # outside the checkout), installs Debian's python3-yaml when missing; never writes into the
@@ -32,6 +33,10 @@ python3 "$here/test_chart.py" || rc=1
 if [ "${NODERECOVER_SKIP_E2E:-}" = 1 ]; then
 	echo "helm: not installing on the control plane (NODERECOVER_SKIP_E2E=1)"
 else
-	NODERECOVER_E2E_RUN='^TestHelm$' sh "$here/../e2e/run.sh" "$NODERECOVER_BINARY" || rc=1
+	t0=$(date +%s)
+	NODERECOVER_KUBECTL=$(sh "$here/build-kubectl.sh" | tail -n 1)
+	echo "kubectl ready in $(($(date +%s) - t0)) s: $NODERECOVER_KUBECTL"
+	export NODERECOVER_KUBECTL
+	NODERECOVER_E2E_RUN='^(TestHelm|TestReadmeHelm)$' sh "$here/../e2e/run.sh" "$NODERECOVER_BINARY" || rc=1
 fi
 exit $rc
