@@ -257,7 +257,8 @@ image() {
 # names, bytes and modes (helm package stamps the time: two runs differ), and
 # noderecover-VERSION-helmchart.yaml: one k3s HelmChart (helm.cattle.io/v1) carrying that .tgz
 # inline (spec.chartContent, base64) and the chart's values.yaml as its values, with taintAfter
-# 300 (deploy/noderecover.yaml's) and the image this build names. Needs only tar, gzip, base64.
+# 300 (deploy/noderecover.yaml's), the image this build names, and its objects in namespace
+# noderecover, which the chart creates (namespace.create, namespace.name). Needs only tar, gzip, base64.
 chart() {
 	v=$(sed -n 's/^version: *//p' $CHART/Chart.yaml)
 	[ "$v" = "$VERSION" ] || { say "$CHART/Chart.yaml has version '$v', VERSION has $VERSION"; exit 1; }
@@ -265,14 +266,21 @@ chart() {
 	tgz=$DIST/noderecover-$VERSION.tgz
 	repro_tar -C "$(dirname $CHART)" -cf - "$(basename $CHART)" | gzip -n -9 > "$tgz.tmp"
 	mv "$tgz.tmp" "$tgz"
-	values=$(sed -e 's/^taintAfter: ""$/taintAfter: 300/' -e "s|^image: \"\"\$|image: \"$IMAGE\"|" $CHART/values.yaml)
-	printf '%s\n' "$values" | grep -qx 'taintAfter: 300' && printf '%s\n' "$values" | grep -qx "image: \"$IMAGE\"" ||
-		{ say "$CHART/values.yaml has no 'taintAfter: \"\"' or 'image: \"\"' line to set"; exit 1; }
+	# IMAGE as repository and tag (the tag after the last colon that follows the last slash)
+	repo=${IMAGE%:*} tag=${IMAGE##*:}
+	case $tag in */*) say "NODERECOVER_IMAGE=$IMAGE has no tag"; exit 1 ;; esac
+	values=$(sed -e 's/^taintAfter: ""$/taintAfter: 300/' \
+		-e "/^image:\$/,/^[a-z]/{s|^  repository: .*|  repository: $repo|;s|^  tag: \"\"\$|  tag: \"$tag\"|;}" \
+		-e '/^namespace:$/,/^[a-z]/{s/^  create: false$/  create: true/;s/^  name: ""$/  name: noderecover/;}' $CHART/values.yaml)
+	printf '%s\n' "$values" | grep -qx 'taintAfter: 300' && printf '%s\n' "$values" | grep -qx "  tag: \"$tag\"" &&
+		printf '%s\n' "$values" | grep -qx "  name: noderecover" ||
+		{ say "$CHART/values.yaml has no 'taintAfter: \"\"', image 'tag: \"\"' or namespace 'name: \"\"' line to set"; exit 1; }
 	{
 		printf '%s\n' "# noderecover $VERSION for k3s: its Helm chart inline (spec.chartContent: base64 of" \
 			"# noderecover-$VERSION.tgz) and the chart's values (valuesContent). Set the values (taintAfter" \
 			"# at least), then copy this file into /var/lib/rancher/k3s/server/manifests/. Written by" \
-			"# ./build.sh dist; the release lives in kube-system, its objects in namespace noderecover." \
+			"# ./build.sh dist; the release lives in kube-system, its objects in namespace noderecover," \
+			"# which the chart creates (namespace.create)." \
 			"apiVersion: helm.cattle.io/v1" "kind: HelmChart" "metadata:" "  name: noderecover" \
 			"  namespace: kube-system" "spec:" "  targetNamespace: kube-system" \
 			"  chartContent: $(base64 -w0 < "$tgz")" "  valuesContent: |-"

@@ -13,6 +13,9 @@
 #include "manifests.h"
 
 #define NAME "noderecover"        /* namespace, ServiceAccount, roles, Deployment */
+#ifndef NODERECOVER_VERSION
+#define NODERECOVER_VERSION "dev"
+#endif
 
 /* Whether the pod is given row r. */
 static int passed_on(const struct settings_row *r, const struct settings *s)
@@ -63,17 +66,33 @@ static void quoted(FILE *f, const char *v)
 	fputc('"', f);
 }
 
+/* The labels the widely used charts give every object (the chart adds Helm's own two: its
+ * helm.sh/chart and managed-by), so `helm template` with default values is this output. */
 static void labels(FILE *f, const char *indent)
 {
-	fprintf(f, "%slabels:\n%s  app.kubernetes.io/name: " NAME "\n", indent, indent);
+	fprintf(f, "%slabels:\n%s  app.kubernetes.io/name: " NAME "\n%s  app.kubernetes.io/instance: " NAME "\n"
+	    "%s  app.kubernetes.io/version: ", indent, indent, indent, indent);
+	quoted(f, NODERECOVER_VERSION);
+	fputc('\n', f);
+}
+
+/* What selects the pods: the name and the instance (a chart's release), never the version. */
+static void selector(FILE *f, const char *indent)
+{
+	fprintf(f, "%s  app.kubernetes.io/name: " NAME "\n%s  app.kubernetes.io/instance: " NAME "\n", indent, indent);
+}
+
+static void header_named(FILE *f, const char *api, const char *kind, const char *name, const char *ns)
+{
+	fprintf(f, "---\napiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n", api, kind, name);
+	if (ns)
+		fprintf(f, "  namespace: %s\n", ns);
+	labels(f, "  ");
 }
 
 static void header(FILE *f, const char *api, const char *kind, const char *ns)
 {
-	fprintf(f, "---\napiVersion: %s\nkind: %s\nmetadata:\n  name: " NAME "\n", api, kind);
-	if (ns)
-		fprintf(f, "  namespace: %s\n", ns);
-	labels(f, "  ");
+	header_named(f, api, kind, NAME, ns);
 }
 
 /* The rules of the role for namespace ns (NULL: the ClusterRole): the permissions the pod needs. */
@@ -95,14 +114,14 @@ static void rules(FILE *f, const struct settings *pod, const char *ns)
 	}
 }
 
-static void binding(FILE *f, const char *kind, const char *ns)
+static void binding(FILE *f, const char *kind, const char *name, const char *ns)
 {
 	char bkind[32];
 
 	snprintf(bkind, sizeof bkind, "%sBinding", kind);
-	header(f, "rbac.authorization.k8s.io/v1", bkind, ns);
-	fprintf(f, "roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: %s\n  name: " NAME "\n"
-	    "subjects:\n  - kind: ServiceAccount\n    name: " NAME "\n    namespace: " NAME "\n", kind);
+	header_named(f, "rbac.authorization.k8s.io/v1", bkind, name, ns);
+	fprintf(f, "roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: %s\n  name: %s\n"
+	    "subjects:\n  - kind: ServiceAccount\n    name: " NAME "\n    namespace: " NAME "\n", kind, name);
 }
 
 static void rbac(FILE *f, const struct settings *s)
@@ -112,7 +131,7 @@ static void rbac(FILE *f, const struct settings *s)
 	pod_settings(s, &pod);
 	header(f, "rbac.authorization.k8s.io/v1", "ClusterRole", NULL);
 	rules(f, &pod, NULL);
-	binding(f, "ClusterRole", NULL);
+	binding(f, "ClusterRole", NAME, NULL);
 	/* a Role and its binding in each namespace a rule names, in the table's order */
 	for (size_t i = 0; i < access_rule_count; i++) {
 		const char *ns = access_namespace(&access_rules[i], &pod);
@@ -124,9 +143,17 @@ static void rbac(FILE *f, const struct settings *s)
 			j++;
 		if (j < i)
 			continue;   /* written with an earlier rule */
-		header(f, "rbac.authorization.k8s.io/v1", "Role", ns);
+		/* A Role outside the pod's namespace is named after its first rule's resource
+		 * (noderecover-events): a kustomize overlay that sets one namespace for all would
+		 * otherwise hold two Roles of one name there and refuse the build. */
+		char name[64];
+		if (strcmp(ns, NAME) == 0)
+			snprintf(name, sizeof name, "%s", NAME);
+		else if ((size_t)snprintf(name, sizeof name, NAME "-%s", access_rules[i].resource) >= sizeof name)
+			abort();   /* a resource name longer than the table's: a bug in the table */
+		header_named(f, "rbac.authorization.k8s.io/v1", "Role", name, ns);
 		rules(f, &pod, ns);
-		binding(f, "Role", ns);
+		binding(f, "Role", name, ns);
 	}
 }
 
@@ -149,8 +176,8 @@ static void placement(FILE *f, const struct settings *s)
 	    "              podAffinityTerm:\n"
 	    "                topologyKey: kubernetes.io/hostname\n"
 	    "                labelSelector:\n"
-	    "                  matchLabels:\n"
-	    "                    app.kubernetes.io/name: " NAME "\n", f);
+	    "                  matchLabels:\n", f);
+	selector(f, "                  ");
 	fputs("      tolerations:\n", f);
 	if (settings_pruning(s))
 		fputs("        - key: node-role.kubernetes.io/control-plane\n"
@@ -188,9 +215,9 @@ static void deployment(FILE *f, const struct settings *s, const char *image)
 	fputs("spec:\n"
 	    "  replicas: 2            # one acts, holding the Lease; the other takes over within 25 s\n"
 	    "  selector:\n"
-	    "    matchLabels:\n"
-	    "      app.kubernetes.io/name: " NAME "\n"
-	    "  template:\n"
+	    "    matchLabels:\n", f);
+	selector(f, "    ");
+	fputs("  template:\n"
 	    "    metadata:\n", f);
 	labels(f, "      ");
 	fputs("    spec:\n"

@@ -160,6 +160,11 @@ void metrics_storm(int holding)
 void metrics_leader(int leader)
 {
 	pthread_mutex_lock(&lock);
+	/* A standby follows no watch, so its silence counted from when it last heard one (or
+	 * from its start): taking the lead starts the count afresh, at this round's start, or the
+	 * new leader's /readyz and watch age would say hours of silence it never had. */
+	if (leader && !st.leader)
+		st.last_event = st.started;
 	st.leader = leader != 0;
 	pthread_mutex_unlock(&lock);
 }

@@ -95,7 +95,9 @@ void metrics_watch_event(enum metrics_watch_event type, int64_t now);
 void metrics_relist(enum metrics_relist why);
 /* A watch started again from the last resourceVersion, without a list. */
 void metrics_watch_restart(void);
-/* Whether this replica is the leader (1 when leader election is off: the default). */
+/* Whether this replica is the leader (1 when leader election is off: the default). Taking the
+ * lead (0, then 1) counts the watch's silence from the round's start (metrics_pass_started):
+ * a standby heard nothing because it followed nothing. */
 void metrics_leader(int leader);
 /*
  * One API request's answer: method as sent, status the HTTP status, or 0 when no answer came

@@ -77,13 +77,14 @@ func checkRole(t *testing.T, what string, objs []*unstructured.Unstructured, ver
 		t.Errorf("%s: RoleBinding %s = %+v / %+v", what, saName, rb.RoleRef, rb.Subjects)
 	}
 	// Events: create on events.k8s.io events, in default alone (a Role, never a ClusterRole)
-	er := objectIn[rbacv1.Role](t, objs, "Role", "default", saName)
+	// named apart from the Lease's Role, so a kustomize overlay's one namespace holds both
+	er := objectIn[rbacv1.Role](t, objs, "Role", "default", saName+"-events")
 	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create"}}}
 	if er.Namespace != "default" || !reflect.DeepEqual(er.Rules, wantRules) {
 		t.Errorf("%s: Role %s in %q grants %+v, want %+v in default", what, saName, er.Namespace, er.Rules, wantRules)
 	}
-	rb = objectIn[rbacv1.RoleBinding](t, objs, "RoleBinding", "default", saName)
-	if rb.Namespace != "default" || rb.RoleRef.Name != saName || rb.RoleRef.Kind != "Role" || !reflect.DeepEqual(rb.Subjects, want) {
+	rb = objectIn[rbacv1.RoleBinding](t, objs, "RoleBinding", "default", saName+"-events")
+	if rb.Namespace != "default" || rb.RoleRef.Name != saName+"-events" || rb.RoleRef.Kind != "Role" || !reflect.DeepEqual(rb.Subjects, want) {
 		t.Errorf("%s: RoleBinding %s in %q = %+v / %+v", what, saName, rb.Namespace, rb.RoleRef, rb.Subjects)
 	}
 	for _, u := range objs {

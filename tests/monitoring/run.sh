@@ -84,6 +84,39 @@ sh "$prom/make.sh" rules LEADER_FOR=0s > "$work/deploy/prometheus/noderecover.ru
 broken "a leaderless moment (a handover) alerts at once"
 sh "$prom/make.sh" rules WATCH_SILENT_SECONDS=50 > "$work/deploy/prometheus/noderecover.rules.yaml"
 broken "a watch with bookmarks every minute counts as silent"
+sed '/unless on (job, instance, method, code) noderecover_api_requests_total{method="POST",code="403"}$/d' "$work/rules.yaml" > "$work/deploy/prometheus/noderecover.rules.yaml"
+broken "a tolerated 403 (the permission check, an Event: a POST) pages"
+sed 's/min_over_time(noderecover_leader\[[0-9]*s\]) == 1$/noderecover_leader == 1/' "$work/rules.yaml" > "$work/deploy/prometheus/noderecover.rules.yaml"
+broken "a new leader's silence counted from its start pages at a handover"
+for p in DOWN_FOR WATCH_FOR STORM_FOR TAINTED_FOR REFUSED_FOR; do
+	sh "$prom/make.sh" rules $p=0s > "$work/deploy/prometheus/noderecover.rules.yaml"
+	broken "$p is 0s: a moment pages"
+done
+
+# every alert waits (for:) and links its runbook: README.md's heading of its name
+linked() { # RULES README: one line per alert that does not, exit 1 if any
+	awk -v readme="$2" '
+		function check() {
+			if (a == "") return
+			if (!f) { print a ": no for:"; bad = 1 }
+			if (r !~ ("#" tolower(a) "$")) { print a ": runbook_url " r " is not #" tolower(a); bad = 1 }
+			found = 0
+			while ((getline line < readme) > 0) if (line == "#### " a) found = 1
+			close(readme)
+			if (!found) { print a ": README.md has no heading \"#### " a "\""; bad = 1 }
+		}
+		/^ *- alert: / { check(); a = $3; f = 0; r = "" }
+		/^ *for: / { f = 1 }
+		/^ *runbook_url: / { r = $2 }
+		END { check(); exit bad }' "$1"
+}
+expect 0 "every alert has a for: and a runbook_url to README.md's heading of its name" linked "$prom/noderecover.rules.yaml" "$root/README.md"
+awk '/^ *for: / && !done { done = 1; next } { print }' "$work/rules.yaml" > "$work/no-for.yaml"
+expect 1 "an alert without for: is found" linked "$work/no-for.yaml" "$root/README.md"
+sed '0,/#noderecoverdown$/s//#noderecover-down/' "$work/rules.yaml" > "$work/bad-anchor.yaml"
+expect 1 "a runbook_url to another anchor is found" linked "$work/bad-anchor.yaml" "$root/README.md"
+expect 0 "the chart's copy of the rules is noderecover.rules.yaml" cmp "$prom/noderecover.rules.yaml" "$root/deploy/helm/noderecover/files/noderecover.rules.yaml"
+
 sed 's/noderecover_leader) == 0$/noderecover_leader) ==/' "$work/rules.yaml" > "$work/bad-syntax.yaml"
 expect 1 "promtool check rules fails on an expression cut short" promtool check rules "$work/bad-syntax.yaml"
 expect 1 "make.sh refuses an unknown parameter" sh "$prom/make.sh" rules TAINTED=1
@@ -124,7 +157,31 @@ mutant "a query without its expression" '0,/"expr": /s//"exp": /'
 mutant "a metric noderecover does not export" '0,/noderecover_nodes{/s//noderecover_node{/'
 mutant "two panels overlapping" '0,/"w": 12/s//"w": 14/'
 mutant "a datasource named, not the variable" '0,/"uid": "${datasource}"/s//"uid": "prom-prod"/'
-mutant "no datasource variable" '0,/"type": "datasource"/s//"type": "custom"/'
+mutant "no datasource variable" '0,/"query": "prometheus"/s//"query": "loki"/'
+mutant "no import input (Grafana would not ask for the datasource)" '0,/"name": "DS_PROMETHEUS"/s//"name": "DS_PROM"/'
+mutant "the datasource variable not starting on the import's choice" '0,/"value": "${DS_PROMETHEUS}"/s//"value": "prom-prod"/'
+mutant "a query without the instance variable" '0,/,instance=~\\"$instance\\"}/s//}/'
+mutant "no instance variable" '0,/"name": "instance"/s//"name": "replica"/'
+mutant "the standby's watch silence plotted" 's/\(watch_last_event_age_seconds{[^}]*}\) and on (job, instance) noderecover_leader{[^}]*} == 1/\1/'
+mutant "a timestamp never set shown as 56 years" '0,/"text": "never"/s//"text": "56 years"/'
+
+# every query of the dashboard parses as PromQL: as recording rules (the variables as Grafana
+# fills them), checked by promtool
+python3 - "$dash" > "$work/dash-queries.yaml" <<'PY'
+import json, sys
+def panels(ps):
+    for p in ps:
+        yield p
+        yield from panels(p.get("panels", []))
+print("groups:\n  - name: dashboard\n    rules:")
+for p in panels(json.load(open(sys.argv[1]))["panels"]):
+    for t in p.get("targets", []):
+        q = t["expr"].replace("$job", ".*").replace("$instance", ".*").replace("$__rate_interval", "1m")
+        print("      - record: dashboard:%d:%s\n        expr: %s" % (p["id"], t["refId"], json.dumps(q)))
+PY
+expect 0 "every dashboard query parses as PromQL (promtool check rules)" promtool check rules "$work/dash-queries.yaml"
+sed 's/== 1)"$/== )"/' "$work/dash-queries.yaml" > "$work/dash-queries-bad.yaml"
+expect 1 "a dashboard query cut short does not parse" promtool check rules "$work/dash-queries-bad.yaml"
 
 echo "monitoring: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -78,8 +78,10 @@ class Manifests(Case):
         role = self.doc(on, "Role", "default")
         self.assertEqual(re.findall(r'apiGroups: \[(.*)\]\n\s+resources: \[(.*)\]\n\s+verbs: \[(.*)\]', role),
                          [('"events.k8s.io"', '"events"', '"create"')])
+        self.assertIn("\n  name: noderecover-events\n", role)
         binding = self.doc(on, "RoleBinding", "default")
-        self.assertIn("kind: Role\n  name: noderecover\n", binding)
+        self.assertIn("\n  name: noderecover-events\n", binding)
+        self.assertIn("kind: Role\n  name: noderecover-events\n", binding)
         self.assertIn("  - kind: ServiceAccount\n    name: noderecover\n    namespace: noderecover", binding)
         self.assertNotIn("events", self.doc(on, "ClusterRole"))
         self.assertNotIn("NODE_RECOVERY_EVENTS", on)
@@ -92,6 +94,22 @@ class Manifests(Case):
                 self.assertNotIn("events", re.sub(r"(?m)^#.*$", "", out).replace("NODE_RECOVERY_EVENTS", ""))
         out = self.manifests("--taint-after", "300", "--events=false")
         self.assertIn('- name: NODE_RECOVERY_EVENTS\n              value: "false"', out)
+
+    def test_one_namespace_for_all_keeps_names_apart(self):
+        # A kustomize overlay's `namespace:` puts every namespaced object in one namespace; two
+        # of one kind and name there are an ID conflict and the build fails (issue 24: the
+        # Lease's Role and the Events' Role were both noderecover).
+        for args in (("--taint-after", "300"), ("--taint-after", "300", "--prune-after", "1800")):
+            seen = {}
+            for d in self.docs(self.manifests(*args)):
+                kind = re.search(r"^kind: (\S+)$", d, re.M).group(1)
+                name = re.search(r"^  name: (\S+)$", d, re.M).group(1)
+                if re.search(r"^  namespace: ", d, re.M):
+                    self.assertNotIn((kind, name), seen, "%s %s twice: a kustomize namespace: overlay fails" % (kind, name))
+                    seen[(kind, name)] = 1
+            self.assertEqual(sorted(seen), [("Deployment", "noderecover"), ("Role", "noderecover"), ("Role", "noderecover-events"),
+                                            ("RoleBinding", "noderecover"), ("RoleBinding", "noderecover-events"),
+                                            ("ServiceAccount", "noderecover")])
 
     def test_delete_only_with_pruning(self):
         off = self.doc(self.manifests("--taint-after", "300"), "ClusterRole")

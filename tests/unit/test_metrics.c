@@ -226,6 +226,30 @@ static void t_probes_from_state(void)
 	check(metrics_ready(0, why, sizeof why) == 1);
 }
 
+/* A standby that takes the lead after an hour: its watch silence starts at the take-over, not
+ * at its start (issue 24: the new leader's /readyz answered 503 and the alert fired). */
+static void t_silence_from_the_lead(void)
+{
+	char why[256], text[METRICS_TEXT_MAX];
+
+	metrics_init("x", 15, 600, 1000);
+	metrics_watching(1, 180, 1000);
+	metrics_list_result(1);
+	metrics_leader(0);                      /* a standby for an hour: it follows nothing */
+	metrics_pass_started(4600);
+	check(metrics_ready(4600, why, sizeof why) == 1);
+	metrics_leader(1);                      /* takes the lead at 4600 */
+	check(metrics_ready(4610, why, sizeof why) == 1);                         /* must-fail on the old build */
+	check(strcmp(why, "ok") == 0);
+	check(metrics_render(4610, text, sizeof text) > 0);
+	check(strstr(text, "noderecover_watch_last_event_age_seconds 10\n") != NULL);   /* must-fail: 3610 */
+	metrics_pass_started(4620);
+	metrics_leader(1);                      /* still leading: the count goes on */
+	check(metrics_ready(4600 + 181, why, sizeof why) == 0);                   /* a real silence still fails */
+	metrics_watch_event(METRICS_BOOKMARK, 4790);
+	check(metrics_ready(4800, why, sizeof why) == 1);
+}
+
 static const struct { const char *what; const char *head; enum listen_verdict want; } req_rows[] = {
 	{ "metrics", "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", LISTEN_METRICS },
 	{ "livez, HTTP/1.0, no headers", "GET /livez HTTP/1.0\r\n\r\n", LISTEN_LIVEZ },
@@ -337,6 +361,7 @@ static const struct test tests[] = {
 	{ "live_rule", t_live_rule },
 	{ "ready_rule", t_ready_rule },
 	{ "probes_from_state", t_probes_from_state },
+	{ "silence_from_the_lead", t_silence_from_the_lead },
 	{ "request", t_request },
 	{ "request_too_large", t_request_too_large },
 	{ "addr", t_addr },

@@ -4,10 +4,14 @@
 //	checker rules RULES.yaml PROMETHEUSRULE.yaml
 //
 // dashboard: the Grafana dashboard read strictly by the Grafana Foundation SDK (an unknown or
-// missing field is an error) and validated by it, then the rules the SDK does not know: a
-// datasource variable every panel and query uses, titles, unique ids, panels inside the 24
-// columns without overlap, and every query naming only metrics noderecover exports (those
-// with a TYPE line in METRICS.txt, an exposition of the binary, plus EXTRA_METRIC names).
+// missing field is an error) and validated by it, then the rules the SDK does not know: the
+// import's __inputs (one Prometheus datasource, which the datasource variable starts on, so
+// Grafana asks for it on import), a datasource variable every panel and query uses, job and
+// instance variables every metric selector uses, the acting replica alone for the gauges a
+// standby keeps stale, "never" for a timestamp never set (0, or -1), titles, unique ids,
+// panels inside the 24 columns without overlap, and every query naming only metrics
+// noderecover exports (those with a TYPE line in METRICS.txt, an exposition of the binary,
+// plus EXTRA_METRIC names).
 // rules: the plain rules file and the PrometheusRule hold the same groups, and every alert
 // has a severity, a summary and a description.
 //
@@ -57,7 +61,17 @@ type rawPanel struct {
 		Expr       string         `json:"expr"`
 		Datasource *rawDatasource `json:"datasource"`
 	} `json:"targets"`
-	Panels []rawPanel `json:"panels"`
+	Panels      []rawPanel `json:"panels"`
+	FieldConfig struct {
+		Defaults struct {
+			Mappings []struct {
+				Type    string `json:"type"`
+				Options map[string]struct {
+					Text string `json:"text"`
+				} `json:"options"`
+			} `json:"mappings"`
+		} `json:"defaults"`
+	} `json:"fieldConfig"`
 }
 
 type rawDatasource struct {
@@ -75,9 +89,29 @@ type rawDashboard struct {
 			Name       string         `json:"name"`
 			Query      any            `json:"query"`
 			Datasource *rawDatasource `json:"datasource"`
+			Current    *struct {
+				Value any `json:"value"`
+			} `json:"current"`
 		} `json:"list"`
 	} `json:"templating"`
+	Inputs []struct {
+		Name     string `json:"name"`
+		Type     string `json:"type"`
+		PluginID string `json:"pluginId"`
+	} `json:"__inputs"`
 }
+
+// The import's datasource input: Grafana asks for it and writes its choice where this is.
+const dsInput = "${DS_PROMETHEUS}"
+
+// Every metric a query reads, with its selector: both variables must narrow it.
+var selector = regexp.MustCompile(`\bnoderecover_[a-z_]+\b(\{[^}]*\})?`)
+
+// Gauges a standby keeps from the last time it led (or, the watch's silence, never resets): a
+// query of one shows the acting replica's only.
+var leaderOnly = []string{"noderecover_storm_guard_engaged", "noderecover_tainted_nodes",
+	"noderecover_last_successful_pass_timestamp_seconds", "noderecover_etcd_ready_members", "noderecover_nodes{",
+	"noderecover_tainted_since_timestamp_seconds", "noderecover_watch_last_event_age_seconds"}
 
 const dsRef = "${datasource}"
 
@@ -118,9 +152,22 @@ func checkDashboard(file, metricsFile string, extra []string) {
 	}
 	known := exported(metricsFile, extra)
 
+	// the import's __inputs and __requires are not the dashboard's own: the SDK reads the rest
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		finding("%s: not JSON: %v", file, err)
+		return
+	}
+	delete(top, "__inputs")
+	delete(top, "__requires")
+	own, err := json.Marshal(top)
+	if err != nil {
+		finding("%s: %v", file, err)
+		return
+	}
 	plugins.RegisterDefaultPlugins()
 	var d dashboard.Dashboard
-	if err := sdkErr(d.UnmarshalJSONStrict(raw)); err != nil {
+	if err := sdkErr(d.UnmarshalJSONStrict(own)); err != nil {
 		finding("%s: not a dashboard the Grafana schema accepts: %v", file, err)
 		return
 	}
@@ -136,16 +183,28 @@ func checkDashboard(file, metricsFile string, extra []string) {
 	if rd.UID == "" || rd.Title == "" {
 		finding("%s: the dashboard needs a uid and a title (uid %q, title %q)", file, rd.UID, rd.Title)
 	}
-	hasDS := false
+	if len(rd.Inputs) != 1 || rd.Inputs[0].Name != "DS_PROMETHEUS" || rd.Inputs[0].Type != "datasource" || rd.Inputs[0].PluginID != "prometheus" {
+		finding("%s: __inputs must be one datasource input DS_PROMETHEUS of plugin prometheus (Grafana asks for it on import): %+v", file, rd.Inputs)
+	}
+	hasDS, vars := false, map[string]bool{}
 	for _, v := range rd.Templating.List {
+		vars[v.Name] = true
 		if v.Name == "datasource" {
 			hasDS = v.Type == "datasource" && v.Query == "prometheus"
+			if v.Current == nil || v.Current.Value != dsInput {
+				finding("%s: the datasource variable does not start on the import's choice %s", file, dsInput)
+			}
 		} else if v.Datasource != nil && v.Datasource.UID != dsRef {
 			finding("%s: variable %s reads datasource %q, not %s", file, v.Name, v.Datasource.UID, dsRef)
 		}
 	}
 	if !hasDS {
 		finding("%s: no variable named datasource of type datasource over prometheus: the datasource must be chosen on import", file)
+	}
+	for _, n := range []string{"job", "instance"} {
+		if !vars[n] {
+			finding("%s: no variable %s", file, n)
+		}
 	}
 
 	ids := map[int]string{}
@@ -192,6 +251,27 @@ func checkDashboard(file, metricsFile string, extra []string) {
 			names := metricName.FindAllString(t.Expr, -1)
 			if len(names) == 0 {
 				finding("%s: %s query %s reads no noderecover metric: %s", file, name, t.RefID, t.Expr)
+			}
+			for _, m := range selector.FindAllStringSubmatch(t.Expr, -1) {
+				if !strings.Contains(m[1], `job=~"$job"`) || !strings.Contains(m[1], `instance=~"$instance"`) {
+					finding("%s: %s query %s reads %s without both variables", file, name, t.RefID, m[0])
+				}
+			}
+			for _, g := range leaderOnly {
+				if strings.Contains(t.Expr, g) && !strings.Contains(t.Expr, "and on (job, instance) noderecover_leader{") {
+					finding("%s: %s query %s reads %s of every replica, a standby's stale one too", file, name, t.RefID, strings.TrimSuffix(g, "{"))
+				}
+			}
+			if strings.Contains(t.Expr, "_timestamp_seconds") {
+				never := strings.Contains(t.Expr, "> 0)")
+				for _, mp := range p.FieldConfig.Defaults.Mappings {
+					if o, ok := mp.Options["-1"]; !ok || mp.Type != "value" || o.Text != "never" {
+						never = false
+					}
+				}
+				if !never || len(p.FieldConfig.Defaults.Mappings) == 0 {
+					finding("%s: %s query %s shows a timestamp never set (0, -1) as a time, not as never", file, name, t.RefID)
+				}
 			}
 			for _, m := range names {
 				if !known[m] {

@@ -109,6 +109,73 @@ true
 {{- end -}}
 {{- end -}}
 
+{{/* repository:tag (the tag empty: the appVersion), or repository@digest. */}}
 {{- define "noderecover.image" -}}
-{{- .Values.image | default (printf "ghcr.io/exadev/noderecover:%s" .Chart.AppVersion) -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion | toString) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Names and labels as the widely used charts make them. The chart's name (app.kubernetes.io/name);
+the objects' full name: the release's name, with the chart's appended unless it holds it already
+(release noderecover: noderecover, as `noderecover manifests` names everything).
+*/}}
+{{- define "noderecover.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "noderecover.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "noderecover.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* What selects the pods: never the version or the chart, which change on an upgrade. */}}
+{{- define "noderecover.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "noderecover.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* manifests' three labels and Helm's two (helm.sh/chart, managed-by). */}}
+{{- define "noderecover.labels" -}}
+helm.sh/chart: {{ include "noderecover.chart" . }}
+{{ include "noderecover.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* Where every namespaced object goes: namespace.name, or the release's namespace. */}}
+{{- define "noderecover.namespace" -}}
+{{- default .Release.Namespace .Values.namespace.name -}}
+{{- end -}}
+
+{{- define "noderecover.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "noderecover.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Lease: leaseName, or the full name (noderecover for a release named noderecover). */}}
+{{- define "noderecover.leaseName" -}}
+{{- if include "noderecover.empty" .Values.leaseName -}}
+{{- include "noderecover.fullname" . -}}
+{{- else -}}
+{{- .Values.leaseName -}}
+{{- end -}}
 {{- end -}}
