@@ -12,6 +12,10 @@
 #include "say.h"
 
 #define RETRY_MS (LEASE_RETRY * 1000L)
+/* The thread's stack: a Lease request goes through kube.c (its request and token buffers, about
+ * 20 KiB) and a TLS handshake in BearSSL (some KiB more); 256 KiB is room to spare, and only
+ * what is touched is resident. */
+#define STACK (256 * 1024)
 #define QUIT_CHECK_MS 250   /* the thread sees a stop within this (short sleeps: a condition variable cost 2.3 KB) */
 
 /* One try to acquire or renew (client-go's tryAcquireOrRenew), and a line for each change. */
@@ -120,6 +124,7 @@ static void *run(void *arg)
 
 int election_start(struct election *e, char *err, size_t errlen)
 {
+	pthread_attr_t attr;
 	sigset_t all, old;
 	int r;
 
@@ -130,9 +135,12 @@ int election_start(struct election *e, char *err, size_t errlen)
 	e->renewed_ms = e->lease.renewed_ms;
 	/* signals are the main thread's: its wait takes them */
 	sigfillset(&all);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, STACK);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r = pthread_create(&e->thread, NULL, run, e);
+	r = pthread_create(&e->thread, &attr, run, e);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
 	if (r != 0) {
 		snprintf(err, errlen, "leader election: cannot start its thread (error %d)", r);
 		return -1;
