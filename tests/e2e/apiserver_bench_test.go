@@ -507,7 +507,7 @@ func TestBenchAPIServer(t *testing.T) {
 		}
 		stop()
 	}
-	report := benchReport(c, nodes, len(raw), window, rows, watches)
+	report := benchReport(c, nodes, len(raw), window, rolling, rows, watches)
 	fmt.Print(report)
 	if out := os.Getenv("NODERECOVER_E2E_BENCH_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(report), 0o644); err != nil {
@@ -516,11 +516,11 @@ func TestBenchAPIServer(t *testing.T) {
 	}
 }
 
-func benchReport(c *cluster, nodes, listBytes int, window time.Duration, rows []benchRow, watches bool) string {
+func benchReport(c *cluster, nodes, listBytes int, window, rolling time.Duration, rows []benchRow, watches bool) string {
 	var b strings.Builder
 	perHour := func(x float64, d time.Duration) float64 { return x * float64(time.Hour) / float64(d) }
-	fmt.Fprintf(&b, "kube-apiserver %s, etcd %s; %d k3s-shaped nodes (a list of all: %.1f MiB of JSON); windows of %s after 20 s of warm-up; CPU from /proc/PID/stat, bytes through a loopback relay (TLS included), both extrapolated to an hour.\n\n",
-		c.serverVersion, c.etcdVersion, nodes, float64(listBytes)/(1<<20), window)
+	fmt.Fprintf(&b, "kube-apiserver %s, etcd %s; %d k3s-shaped nodes (a list of all: %.1f MiB of JSON); windows of %s (rolling: %s) after 20 s of warm-up; CPU from /proc/PID/stat, bytes through a loopback relay (TLS included), both extrapolated to an hour; lists as the audit log counts them (a one-node read of the store's revision is one).\n\n",
+		c.serverVersion, c.etcdVersion, nodes, float64(listBytes)/(1<<20), window, rolling)
 	b.WriteString("| load | noderecover | kube-apiserver CPU s/h (% of a core) | less the floor | etcd CPU s/h | noderecover CPU s/h | bytes to noderecover /h | bytes from it /h | lists / watches | died / tainted |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	floor := map[string]float64{}
