@@ -10,7 +10,7 @@ top=$(pwd)
 B=build
 DEPS=$B/deps
 BEARSSL=$DEPS/bearssl
-LIB="access.c clock.c election.c events.c follow.c http.c http_parse.c tls.c json.c json_list.c json_scan.c json_write.c kube.c kubeconfig.c yaml.c lease.c listen.c manifests.c metrics.c pass.c plan.c policy.c say.c settings.c table.c target.c text.c"
+LIB="access.c clock.c completion.c election.c events.c follow.c http.c http_parse.c tls.c json.c json_list.c json_scan.c json_write.c kube.c kubeconfig.c yaml.c lease.c listen.c manifests.c metrics.c pass.c plan.c policy.c say.c settings.c table.c target.c text.c"
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration -Werror"
 VERSION=$(cat VERSION 2>/dev/null || echo 0.1.0)
 # The one image reference: the OCI archive names itself so, and `noderecover manifests` puts it
@@ -35,6 +35,7 @@ need_packages() {
 	command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
 	command -v file >/dev/null 2>&1 || missing="$missing file"
 	command -v xz >/dev/null 2>&1 || missing="$missing xz-utils"
+	command -v zsh >/dev/null 2>&1 || missing="$missing zsh"
 	[ -n "$missing" ] || return 0
 	say "installing$missing"
 	apt-get update -qq

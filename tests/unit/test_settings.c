@@ -323,6 +323,28 @@ static void t_help_and_version(void)
 	check(parse(&s, NULL, ARGS("help")) == 0 && s.mode == MODE_HELP);
 	check(parse(&s, NULL, ARGS("version")) == 0 && s.mode == MODE_VERSION);
 	check(parse(&s, NULL, ARGS("--help")) == 0 && s.mode == MODE_HELP);
+	/* as every CLI operators know: --version beside the command */
+	check(parse(&s, NULL, ARGS("--version")) == 0 && s.mode == MODE_VERSION);
+	check(parse(&s, NULL, ARGS("plan", "--version")) == 0 && s.mode == MODE_VERSION);
+	check(parse(&s, NULL, ARGS("completion", "bash")) == 0 && s.mode == MODE_COMPLETION && strcmp(s.shell, "bash") == 0);
+	check(parse(&s, NULL, ARGS("completion", "zsh")) == 0 && s.mode == MODE_COMPLETION && strcmp(s.shell, "zsh") == 0);
+	check(parse(&s, NULL, ARGS("completion", "fish")) < 0 && strstr(err, "bash or zsh"));
+	check(parse(&s, NULL, ARGS("completion")) < 0 && strstr(err, "bash or zsh"));
+}
+
+/* --log-format: text by default, json by the flag or the variable, anything else refused. */
+static void t_log_format(void)
+{
+	struct settings s;
+
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60"), NULL) == 0);
+	check(s.log_format == LOG_FORMAT_TEXT);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_LOG_FORMAT", "json"), NULL) == 0);
+	check(s.log_format == LOG_FORMAT_JSON);
+	check(parse(&s, ARGS("NODE_RECOVERY_LOG_FORMAT", "json"), ARGS("--taint-after", "60", "--log-format=text")) == 0);
+	check(s.log_format == LOG_FORMAT_TEXT);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--log-format", "logfmt")) < 0);
+	check(strstr(err, "--log-format 'logfmt' is neither text nor json") != NULL);
 }
 
 /* Writes text to a new file under dir; returns its path (static buffer per slot). */
@@ -625,6 +647,7 @@ static const struct test tests[] = {
 	{ "settings_seconds", t_settings_seconds },
 	{ "bounds_in_messages", t_bounds_in_messages },
 	{ "help_and_version", t_help_and_version },
+	{ "log_format", t_log_format },
 	{ "table", t_table },
 	{ "explicit_target", t_explicit_target },
 	{ "pod_self_node", t_pod_self_node },
