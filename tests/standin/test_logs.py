@@ -41,6 +41,11 @@ class JsonLogs(Case):
         self.assertRc(r, 0)
         objs = self.objects(r)
         self.assertEqual([re.sub(r"\d+", "N", o["message"]) for o in objs], words, "the JSON messages against the text lines")
+        taints = [o for o in objs if o.get("action") == "Taint"]
+        self.assertEqual(sorted(o["node"] for o in taints), ["agent-1", "agent-2"], objs)
+        for o in taints:
+            self.assertEqual((o["level"], o["reason"]), ("info", "OutOfServiceTainted"))
+            self.assertIn("Tainted %s %s" % (o["node"], TAINT_LOG), o["message"])
         # a line about no node carries no node
         start = [o for o in objs if o["message"].startswith("noderecover ")]
         self.assertTrue(start and "node" not in start[0], objs)
@@ -60,7 +65,11 @@ class JsonLogs(Case):
         r = self.once(env={"NODE_RECOVERY_LOG_FORMAT": "json"})
         self.assertRc(r, 1)
         objs = self.objects(r)
-        self.assertEqual(sum('admission "deny"' in o["message"] for o in objs), 2, objs)
+        failed = [o for o in objs if o.get("reason") == "ActionFailed"]
+        self.assertEqual(sorted(o["node"] for o in failed), ["agent-1", "agent-2"], objs)
+        for o in failed:
+            self.assertEqual(o["level"], "error")
+            self.assertIn('admission "deny"', o["message"])
         self.assertNotIn(self.TOKEN, r.stderr)
         self.assertNotIn(self.TOKEN[:12], r.stderr)
 
