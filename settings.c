@@ -624,10 +624,24 @@ static int kubeconfig_target(const struct settings *s, struct kube_target *t, ch
 	return r;
 }
 
+/*
+ * kubectl's default file, $HOME/.kube/config, into path when it is there (a file there that
+ * cannot be read is then refused by the load, with its reason, rather than passed over).
+ */
+static int home_kubeconfig(settings_env_fn env, char *path, size_t n)
+{
+	const char *home = env("HOME");
+
+	if (!home || !*home || (size_t)snprintf(path, n, "%s/.kube/config", home) >= n)
+		return 0;
+	return access(path, F_OK) == 0;
+}
+
 int settings_target(const struct settings *s, settings_env_fn env, struct kube_target *t,
     char *err, size_t errlen)
 {
 	const char *host = env("KUBERNETES_SERVICE_HOST");
+	char home[TARGET_PATH_MAX];
 	int r;
 
 	memset(t, 0, sizeof *t);
@@ -639,12 +653,15 @@ int settings_target(const struct settings *s, settings_env_fn env, struct kube_t
 		if (s->context)
 			return text_fail(err, errlen, "--context picks a kubeconfig context, and in a pod without KUBECONFIG or --kubeconfig none is read");
 		r = pod_target(host, env("KUBERNETES_SERVICE_PORT"), t, err, errlen);
+	} else if (home_kubeconfig(env, home, sizeof home)) {
+		const char *p = home;
+		r = kubeconfig_load_files(&p, 1, s->context, 0, t, err, errlen);
 	} else if (access(SETTINGS_K3S_KUBECONFIG, R_OK) == 0) {
 		const char *k3s = SETTINGS_K3S_KUBECONFIG;
 		r = kubeconfig_load_files(&k3s, 1, s->context, 0, t, err, errlen);
 	} else {
-		return text_fail(err, errlen, "no cluster found: give --server, --kubeconfig or KUBECONFIG, run in a pod, or on a k3s server with %s",
-		    SETTINGS_K3S_KUBECONFIG);
+		return text_fail(err, errlen, "no cluster found: give --server, --kubeconfig or KUBECONFIG, run in a pod, have a "
+		    "$HOME/.kube/config, or run on a k3s server with %s", SETTINGS_K3S_KUBECONFIG);
 	}
 	if (r == 0 && s->tls_server_name && copy(t->tls_server_name, sizeof t->tls_server_name, s->tls_server_name) < 0)
 		r = text_fail(err, errlen, "--tls-server-name is too long");

@@ -1,7 +1,7 @@
 /*
  * Settings: flag beats environment variable beats default; validated before anything is
- * sent. And where the cluster is: explicit flags, a kubeconfig, the pod's service account,
- * or k3s's kubeconfig, in that order.
+ * sent. And where the cluster is: explicit flags, a kubeconfig (--kubeconfig or KUBECONFIG),
+ * the pod's service account, $HOME/.kube/config, or k3s's kubeconfig, in that order.
  */
 #ifndef SETTINGS_H
 #define SETTINGS_H
