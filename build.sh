@@ -10,7 +10,7 @@ top=$(pwd)
 B=build
 DEPS=$B/deps
 BEARSSL=$DEPS/bearssl
-LIB="access.c clock.c completion.c election.c events.c follow.c http.c http_parse.c tls.c json.c json_list.c json_scan.c json_write.c kube.c kubeconfig.c yaml.c lease.c listen.c manifests.c metrics.c pass.c plan.c policy.c say.c settings.c table.c target.c text.c"
+LIB="access.c clock.c completion.c election.c events.c follow.c http.c http_parse.c tls.c json.c json_list.c json_scan.c json_write.c kube.c kubeconfig.c yaml.c lease.c listen.c manifests.c metrics.c pass.c plan.c plugin.c policy.c say.c settings.c table.c target.c text.c"
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration -Werror"
 VERSION=$(cat VERSION 2>/dev/null || echo 0.1.0)
 # The one image reference: the OCI archive names itself so, and `noderecover manifests` puts it

@@ -23,6 +23,7 @@
 #include "metrics.h"
 #include "pass.h"
 #include "plan.h"
+#include "plugin.h"
 #include "say.h"
 #include "settings.h"
 
@@ -120,7 +121,8 @@ static void say_start(const struct settings *s, const struct kube_target *t)
 	    s->self_node[0] ? " from " : "", s->self_node[0] ? s->self_source : "",
 	    (long long)s->poll, watching, s->page_size, t->server,
 	    t->tls_server_name[0] ? " verified as " : "", t->tls_server_name, t->source,
-	    t->cert_pem ? "a client certificate" : t->token_file[0] ? "the token file" : "the kubeconfig's token",
+	    t->plugin ? (t->plugin->cert_pem ? "an exec plugin's client certificate" : "an exec plugin's token")
+	    : t->cert_pem ? "a client certificate" : t->token_file[0] ? "the token file" : "the kubeconfig's token",
 	    s->listen && s->mode == MODE_RUN ? "; /metrics, /livez and /readyz on " : "", s->listen && s->mode == MODE_RUN ? s->listen : "");
 }
 
@@ -328,7 +330,7 @@ int main(int argc, char **argv)
 		printf("noderecover %s\n", NODERECOVER_VERSION);
 		return 0;
 	}
-	clock_scale(env("NODERECOVER_TEST_DEADLINE_SCALE"));
+	clock_scale(env("NODERECOVER_TEST_DEADLINE_SCALE"));   /* before an exec plugin's deadline */
 	if (settings_target(&pr->s, env, &pr->t, err, sizeof err) < 0 ||
 	    kube_init(&pr->kc, &pr->t, &cut, err, sizeof err) < 0) {
 		say_fatal("%s", err);

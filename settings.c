@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "kubeconfig.h"
 #include "listen.h"
+#include "plugin.h"
 #include "settings.h"
 #include "text.h"
 
@@ -667,6 +668,9 @@ int settings_target(const struct settings *s, settings_env_fn env, struct kube_t
 		r = text_fail(err, errlen, "--tls-server-name is too long");
 	if (r == 0 && strncmp(t->server, "https://", 8) != 0)
 		r = text_fail(err, errlen, "server '%.128s' is not an https:// URL: noderecover only talks TLS", t->server);
+	/* the plugin's first credential before anything is sent: one that fails is a bad setting */
+	if (r == 0 && t->plugin)
+		r = plugin_run(t->plugin, err, errlen);
 	if (r < 0)
 		kube_target_free(t);
 	return r;
