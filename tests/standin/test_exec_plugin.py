@@ -153,6 +153,21 @@ class ExecPlugin(Case):
             self.assertNotIn("second line", r.stderr)
         self.assertEqual(self.srv.connections, 0, "nothing may reach the server" + self.ctx(r))
 
+    def test_command_not_found(self):
+        # a command not on the PATH: one line with the spec's installHint, as kubectl says it
+        self.server(self.nodes())
+        kc = self.kubeconfig(extra="      installHint: \"install it with: apt install credplugin\"\n")
+        with open(kc) as f:
+            text = f.read()
+        with open(kc, "w") as f:
+            f.write(text.replace("command: python3", "command: no-such-credential-plugin"))
+        r = self.once(argv=self.argv(kc))
+        self.assertRc(r, 2)
+        self.assertEqual(len(r.lines), 1, "one line" + self.ctx(r))
+        self.assertIn("exec plugin no-such-credential-plugin cannot be run: No such file or directory; "
+                      "install it with: apt install credplugin", r.lines[0])
+        self.assertEqual(self.srv.connections, 0, "nothing may reach the server" + self.ctx(r))
+
     def test_run_again_on_401(self):
         # the first token is refused (revoked before its time): run again, once, and retry
         self.server(self.nodes())
