@@ -9,7 +9,8 @@ whether stdin is a terminal) as one JSON line in $PLUGIN_STATE/runs, then, by MO
   hang     starts a child that sleeps (its pid in $PLUGIN_STATE/child) and sleeps itself
   garbled  prints an ExecCredential cut off in the middle of its token
   fail     says why on stderr (two lines) and exits 3
-$PLUGIN_API overrides the apiVersion printed; $PLUGIN_STDERR is written to stderr first.
+$PLUGIN_MODES (comma-separated, the last one repeats) gives each run its MODE; $PLUGIN_API
+overrides the apiVersion printed; $PLUGIN_STDERR is written to stderr first.
 """
 import datetime
 import json
@@ -26,6 +27,10 @@ try:
         n = sum(1 for _ in f)
 except OSError:
     n = 0
+if os.environ.get("PLUGIN_MODES"):
+    # the n-th run's mode (comma-separated; the last one repeats), over MODE
+    modes = os.environ["PLUGIN_MODES"].split(",")
+    mode = modes[min(n, len(modes) - 1)]
 stdin = sys.stdin.read() if sys.stdin else None
 with open(runs_path, "a") as f:
     f.write(json.dumps({"argv": sys.argv[1:], "info": os.environ.get("KUBERNETES_EXEC_INFO"),

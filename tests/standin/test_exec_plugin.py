@@ -206,6 +206,33 @@ class ExecPlugin(Case):
         # the requests after each run carried a token the server took (no 401 met first)
         self.assertEqual([q for q in self.srv.reqs() if q.status == 401], [], "a request went with an expired token")
 
+    def test_later_bad_output_acts_on_nothing(self):
+        # the token expires; the plugin's next output is garbage: the pass fails with one line
+        # saying so, nothing is acted on, and the token is not in the log
+        self.server(fixtures.etcd_servers(3))
+        kc = self.kubeconfig(env={"PLUGIN_EXPIRE_IN": "2", "PLUGIN_MODES": "token,garbled"})
+        argv = self.argv(kc, mode="run", extra=["--poll", "1s"])
+        errp = os.path.join(self.tmp, "run.err")
+        with open(errp, "wb") as ef:
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=ef, stderr=ef, env=self.env())
+            try:
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and len(self.plugin_runs()) < 3:
+                    time.sleep(0.2)
+                # a node goes Unknown only now, with the plugin failing
+                self.srv.add_node(uk("agent-1", since=100000))
+                time.sleep(3)
+            finally:
+                p.send_signal(signal.SIGTERM)
+                p.wait(timeout=15)
+        with open(errp, "rb") as f:
+            err = f.read().decode("utf-8", "replace")
+        self.assertGreaterEqual(len(self.plugin_runs()), 3, err)
+        bad = [ln for ln in err.splitlines() if "exec plugin python3: its output is not JSON" in ln]
+        self.assertTrue(bad, err)
+        self.assertEqual(self.srv.mutating(), [], "acted on while the plugin failed\n" + err)
+        self.assertNotIn(self.TOKEN[:12], err)
+
     def test_client_certificate_plugin(self):
         self.srv = StandIn(certdir(), nodes=self.nodes(), client_ca=True, token="unused-token").start()
         self.addCleanup(self.srv.stop)
