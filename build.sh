@@ -10,7 +10,7 @@ top=$(pwd)
 B=build
 DEPS=$B/deps
 BEARSSL=$DEPS/bearssl
-LIB="access.c clock.c core.c election.c events.c follow.c http.c http_parse.c tls.c json.c json_list.c json_scan.c json_write.c kube.c kubeconfig.c yaml.c lease.c listen.c manifests.c metrics.c pass.c plan.c policy.c say.c settings.c table.c target.c text.c"
+LIB="access.c clock.c completion.c core.c election.c events.c follow.c http.c http_parse.c tls.c json.c json_list.c json_scan.c json_write.c kube.c kubeconfig.c yaml.c lease.c listen.c manifests.c metrics.c pass.c plan.c plugin.c policy.c say.c settings.c table.c target.c text.c"
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration -Werror"
 # The compile line every build of our sources starts with: C11 with POSIX, threads (the
 # listener's), the warnings, BearSSL's and jsmn's headers. Each build adds only its own flags
@@ -25,6 +25,8 @@ VERSION=$(cat VERSION 2>/dev/null || echo 0.1.0)
 # in the Deployment.
 IMAGE=${NODERECOVER_IMAGE:-ghcr.io/exadev/noderecover:$VERSION}
 DIST=$B/dist
+# Where the source is published, for the image's annotations and the SBOM.
+SOURCE_URL=${NODERECOVER_SOURCE_URL:-https://github.com/exadev/noderecover}
 CHART=deploy/helm/noderecover
 ARCHES="amd64 arm64 armhf"
 
@@ -43,6 +45,7 @@ need_packages() {
 	command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
 	command -v file >/dev/null 2>&1 || missing="$missing file"
 	command -v xz >/dev/null 2>&1 || missing="$missing xz-utils"
+	command -v zsh >/dev/null 2>&1 || missing="$missing zsh"
 	[ -n "$missing" ] || return 0
 	say "installing$missing"
 	apt-get update -qq
@@ -158,8 +161,61 @@ build() {
 	say "built $B/noderecover ($(wc -c < $B/noderecover) bytes)"
 }
 
-# build/dist/noderecover-VERSION-linux-ARCH for each architecture, the chart and its HelmChart,
-# and SHA256SUMS.
+# The time stamped on what dist makes: SOURCE_DATE_EPOCH (reproducible-builds.org) or 1970, so
+# two builds of the same sources are byte-identical.
+stamp() { date -u -d "@${SOURCE_DATE_EPOCH:-0}" +%Y-%m-%dT%H:%M:%SZ; }
+
+# A Debian package's version (dpkg-query; NAME:ARCH for another architecture's).
+deb_version() { dpkg-query -W -f '${Version}' "$1"; }
+# The licence of a Debian copyright file's "Files: *" stanza (DEP-5), as an SPDX identifier.
+deb_licence() {
+	l=$(awk '/^Files: *\*[ \t]*$/ { f = 1; next } f && /^License:/ { print $2; exit }' "$1")
+	case $l in Expat) echo MIT ;; "") echo NOASSERTION ;; *) echo "$l" ;; esac
+}
+# The upstream part of a Debian version: 0.6+dfsg.1-3 -> 0.6, 1.2.3-1 -> 1.2.3.
+upstream() { echo "$1" | sed -e 's/-[^-]*$//' -e 's/+dfsg.*//' -e 's/^[0-9]*://'; }
+
+# sbom ARCH BINARY OUT: an SPDX 2.3 JSON document for one binary: noderecover and what is
+# statically linked into it (musl, BearSSL, jsmn), each with the version of the Debian package
+# the build used (dpkg for musl-dev:ARCH and libjsmn-dev, BearSSL's source package's changelog),
+# its licence from that package's copyright file, a purl and a CPE for scanners (Trivy, Grype).
+sbom() {
+	a=$1 bin=$2 out=$3
+	src=$(ls -d "$DEPS"/src/bearssl-*/ | head -n 1)
+	musl=$(deb_version "musl-dev:$a") jsmn=$(deb_version libjsmn-dev)
+	bearssl=$(sed -n '1s/^bearssl (\([^)]*\)).*/\1/p' "$src/debian/changelog")
+	[ -n "$musl" ] && [ -n "$jsmn" ] && [ -n "$bearssl" ] || { say "sbom: a version is missing (musl '$musl', BearSSL '$bearssl', jsmn '$jsmn')"; exit 1; }
+	dlic=$(deb_licence /usr/share/doc/musl-dev/copyright) blic=$(deb_licence "$src/debian/copyright")
+	jlic=$(deb_licence /usr/share/doc/libjsmn-dev/copyright) own=$(head -n 1 LICENSE | awk '{print $1}')
+	d=$(sha "$bin")
+	# pkg ID NAME VERSION LICENCE DOWNLOAD PURL CPE_VENDOR:CPE_PRODUCT [SUPPLIER]
+	pkg() {
+		printf '{"SPDXID":"SPDXRef-Package-%s","name":"%s","versionInfo":"%s","supplier":"%s","downloadLocation":"%s","filesAnalyzed":false,"licenseConcluded":"%s","licenseDeclared":"%s","copyrightText":"NOASSERTION","externalRefs":[{"referenceCategory":"PACKAGE-MANAGER","referenceType":"purl","referenceLocator":"%s"},{"referenceCategory":"SECURITY","referenceType":"cpe23Type","referenceLocator":"cpe:2.3:a:%s:%s:%s:*:*:*:*:*:*:*"}]}' \
+			"$1" "$2" "$3" "${8:-Organization: Debian}" "$5" "$4" "$4" "$6" "${7%%:*}" "${7#*:}" "$(upstream "$3")"
+	}
+	{
+		printf '{"spdxVersion":"SPDX-2.3","dataLicense":"CC0-1.0","SPDXID":"SPDXRef-DOCUMENT","name":"noderecover-%s-linux-%s",' "$VERSION" "$a"
+		printf '"documentNamespace":"%s/spdx/noderecover-%s-linux-%s-%s",' "$SOURCE_URL" "$VERSION" "$a" "$d"
+		printf '"creationInfo":{"created":"%s","creators":["Tool: noderecover build.sh"]},' "$(stamp)"
+		printf '"documentDescribes":["SPDXRef-Package-noderecover"],"packages":['
+		printf '{"SPDXID":"SPDXRef-Package-noderecover","name":"noderecover","versionInfo":"%s","supplier":"NOASSERTION","downloadLocation":"%s","filesAnalyzed":false,"packageFileName":"noderecover-%s-linux-%s","checksums":[{"algorithm":"SHA256","checksumValue":"%s"}],"licenseConcluded":"%s","licenseDeclared":"%s","copyrightText":"NOASSERTION","primaryPackagePurpose":"APPLICATION","externalRefs":[{"referenceCategory":"PACKAGE-MANAGER","referenceType":"purl","referenceLocator":"pkg:generic/noderecover@%s?arch=%s"}]},' \
+			"$VERSION" "$SOURCE_URL" "$VERSION" "$a" "$d" "$own" "$own" "$VERSION" "$a"
+		pkg musl musl "$musl" "$dlic" "https://musl.libc.org/" "pkg:deb/debian/musl-dev@$musl?arch=$a&distro=debian-12" "musl-libc:musl"
+		printf ','
+		pkg bearssl BearSSL "$bearssl" "$blic" "https://bearssl.org/" "pkg:deb/debian/bearssl@$bearssl?arch=source&distro=debian-12" "bearssl:bearssl"
+		printf ','
+		pkg jsmn jsmn "$jsmn" "$jlic" "https://github.com/zserge/jsmn" "pkg:deb/debian/libjsmn-dev@$jsmn?arch=all&distro=debian-12" "jsmn_project:jsmn"
+		printf '],"relationships":[{"spdxElementId":"SPDXRef-DOCUMENT","relationshipType":"DESCRIBES","relatedSpdxElement":"SPDXRef-Package-noderecover"}'
+		for p in musl bearssl jsmn; do
+			printf ',{"spdxElementId":"SPDXRef-Package-%s","relationshipType":"STATIC_LINK","relatedSpdxElement":"SPDXRef-Package-noderecover"}' "$p"
+		done
+		printf ']}\n'
+	} > "$out"
+}
+
+# build/dist/noderecover-VERSION-linux-ARCH for each architecture with its SBOM
+# (noderecover-VERSION-linux-ARCH.spdx.json), the chart and its HelmChart, CHANGELOG.md, and
+# SHA256SUMS.
 dist() {
 	deps
 	need_cross
@@ -174,10 +230,12 @@ dist() {
 			mkdir -p $B/maps
 			compile "$(musl_cc "$a")" "$BEARSSL-$a" "$bin" -Wl,-Map=$B/maps/noderecover-linux-$a.map
 		fi
-		say "built $bin ($(wc -c < "$bin") bytes)"
+		sbom "$a" "$bin" "$bin.spdx.json"
+		say "built $bin ($(wc -c < "$bin") bytes) and its SBOM"
 	done
 	chart
-	(cd $DIST && sha256sum noderecover-$VERSION-linux-* noderecover-$VERSION.tgz noderecover-$VERSION-helmchart.yaml > SHA256SUMS)
+	cp CHANGELOG.md $DIST/CHANGELOG.md
+	(cd $DIST && sha256sum noderecover-$VERSION-linux-* noderecover-$VERSION.tgz noderecover-$VERSION-helmchart.yaml CHANGELOG.md > SHA256SUMS)
 }
 
 # What the bytes of build/noderecover are (bench/bytes.py, from the link maps): the same line
@@ -223,29 +281,49 @@ repro_tar() {
 		--format=ustar "$@"
 }
 
+# The org.opencontainers.image.* annotations of the image index and of each manifest: title,
+# description, version, source, url, licenses; created only from SOURCE_DATE_EPOCH and revision
+# only from NODERECOVER_REVISION (a commit), since a build cannot know them and stay the same bytes.
+oci_annotations() {
+	printf '"org.opencontainers.image.title":"noderecover","org.opencontainers.image.description":"%s","org.opencontainers.image.version":"%s","org.opencontainers.image.source":"%s","org.opencontainers.image.url":"%s","org.opencontainers.image.licenses":"%s"' \
+		"Taints Kubernetes nodes that stopped reporting with node.kubernetes.io/out-of-service, clears it when they return" \
+		"$VERSION" "$SOURCE_URL" "$SOURCE_URL" "$(head -n 1 LICENSE | awk '{print $1}')"
+	[ -z "${SOURCE_DATE_EPOCH:-}" ] || printf ',"org.opencontainers.image.created":"%s"' "$(stamp)"
+	case ${NODERECOVER_REVISION:-} in
+	"") ;;
+	*[!0-9a-f]*) say "NODERECOVER_REVISION must be a commit's hex digits"; exit 2 ;;
+	*) printf ',"org.opencontainers.image.revision":"%s"' "$NODERECOVER_REVISION" ;;
+	esac
+}
+
 # build/dist/noderecover-VERSION-oci.tar from the dist binaries: an OCI image layout in one tar,
-# an index over one image per architecture, each a single gzip layer holding /noderecover, run
-# as 65532:65532. Only tar, gzip -n and sha256sum: two builds are byte-identical.
+# an index over one image per architecture, each a single gzip layer holding /noderecover and
+# its SBOM /noderecover.spdx.json (where scanners that read SBOM files in an image find it), run
+# as 65532:65532, with the org.opencontainers.image.* annotations. Only tar, gzip -n and
+# sha256sum: two builds are byte-identical.
 image() {
 	dist
 	OCI=$B/oci/layout
 	rm -rf $B/oci && mkdir -p $OCI/blobs/sha256 $B/oci/root
 	manifests=
+	ann=$(oci_annotations)
 	for a in $ARCHES; do
 		cp $DIST/noderecover-$VERSION-linux-$a $B/oci/root/noderecover
+		cp $DIST/noderecover-$VERSION-linux-$a.spdx.json $B/oci/root/noderecover.spdx.json
 		chmod 0755 $B/oci/root/noderecover
-		repro_tar -C $B/oci/root -cf $B/oci/layer.tar noderecover
+		chmod 0644 $B/oci/root/noderecover.spdx.json
+		repro_tar -C $B/oci/root -cf $B/oci/layer.tar noderecover noderecover.spdx.json
 		gzip -n -9 < $B/oci/layer.tar > $B/oci/layer.tar.gz
 		diff_id=$(sha $B/oci/layer.tar)
 		layer=$(blob $B/oci/layer.tar.gz)
 		printf '{%s,"created":"1970-01-01T00:00:00Z","config":{"User":"65532:65532","Entrypoint":["/noderecover"],"Cmd":["run"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
 			"$(oci_platform $a)" "$diff_id" > $B/oci/config.json
 		config=$(blob $B/oci/config.json)
-		printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json",%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip",%s}]}' \
-			"$config" "$layer" > $B/oci/manifest.json
+		printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json",%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip",%s}],"annotations":{%s}}' \
+			"$config" "$layer" "$ann" > $B/oci/manifest.json
 		manifests="$manifests${manifests:+,}{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",$(blob $B/oci/manifest.json),\"platform\":{$(oci_platform $a)}}"
 	done
-	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[%s]}' "$manifests" > $B/oci/index.json
+	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[%s],"annotations":{%s}}' "$manifests" "$ann" > $B/oci/index.json
 	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.index.v1+json",%s,"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"}}]}' \
 		"$(blob $B/oci/index.json)" "$IMAGE" "$IMAGE" > $OCI/index.json
 	printf '{"imageLayoutVersion":"1.0.0"}' > $OCI/oci-layout

@@ -27,6 +27,16 @@ static const struct {
 	[EVENTS_EXCLUDED] = { "NodeExcluded", "Warning", "Skip" },
 };
 
+const char *events_reason_name(enum events_reason r)
+{
+	return r < EVENTS_REASONS ? kinds[r].reason : NULL;
+}
+
+const char *events_action_name(enum events_reason r)
+{
+	return r < EVENTS_REASONS ? kinds[r].action : NULL;
+}
+
 /* s fit for a note (text_clean: one line, cut at a character boundary, valid UTF-8): the API
  * server counts the note in bytes, and json_str refuses what is not UTF-8 rather than let the
  * server change it. */

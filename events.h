@@ -84,6 +84,10 @@ void events_node(struct events *e, const struct node_facts *f, enum events_reaso
  */
 void events_cluster(struct events *e, enum events_reason r, const char *note);
 
+/* r's Event reason ("OutOfServiceTainted") and action ("Taint"), for the log's JSON fields. */
+const char *events_reason_name(enum events_reason r);
+const char *events_action_name(enum events_reason r);
+
 /*
  * The parts, for the tests. events_format writes the Event's JSON into out[0..cap) for a node
  * (name, uid), made at realtime (sec, nsec) and named name + "." + hex of unique: returns its

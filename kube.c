@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "json.h"
 #include "kube.h"
+#include "plugin.h"
 #include "text.h"
 
 #define BODY_MAX 4096      /* what is kept of an error response to explain it */
@@ -98,6 +99,47 @@ static int load_token(struct kube *k, int force)
 	return 0;
 }
 
+/*
+ * Takes the exec plugin's newest credential: its token, or its certificate and key, for which
+ * the connection is closed and its TLS credentials loaded again (the next request reconnects).
+ */
+static int plugin_adopt(struct kube *k)
+{
+	const struct plugin *p = k->t->plugin;
+	char name[TLS_NAME_MAX];
+
+	memcpy(k->token, p->token, sizeof k->token);
+	if (p->cert_pem) {
+		http_close(&k->http);
+		tls_free(&k->tls);
+		if (tls_load(&k->tls, k->t->ca_pem, k->t->ca_len, p->cert_pem, p->cert_len, p->key_pem, p->key_len,
+		    k->err, sizeof k->err) < 0)
+			return -1;
+		memcpy(name, k->http.tls.name, sizeof name);
+		if (tls_client_init(&k->http.tls, &k->tls, name) < 0)
+			return TEXT_FAIL(k, "TLS server name is too long");
+	}
+	k->plugin_gen = p->gen;
+	return 0;
+}
+
+/*
+ * With an exec plugin: runs it again when its credential expired, or when forced (a 401) and
+ * no newer credential than this connection's is there yet, then takes the newest. A plugin
+ * that fails leaves the request unsent, k->err saying why.
+ */
+static int plugin_fresh(struct kube *k, int force)
+{
+	struct plugin *p = k->t->plugin;
+
+	if (!p)
+		return 0;
+	if ((force && p->gen == k->plugin_gen) || plugin_expired(p, time(NULL)))
+		if (plugin_run(p, k->err, sizeof k->err) < 0)
+			return -1;
+	return p->gen != k->plugin_gen ? plugin_adopt(k) : 0;
+}
+
 /* Splits https://HOST[:PORT][/PREFIX]; an IPv6 host comes in brackets. */
 static int parse_server(struct kube *k, char *host, size_t hostlen, char *port, size_t portlen)
 {
@@ -162,7 +204,13 @@ int kube_init(struct kube *k, const struct kube_target *t, volatile sig_atomic_t
 		goto failed;
 	}
 	k->http.stop = k->stop;
-	if (t->token) {
+	if (t->plugin) {
+		/* the plugin's credential, from its run at start-up (settings_target) or a later one */
+		if (plugin_adopt(k) < 0) {
+			text_fail(err, errlen, "%s", k->err);
+			goto failed;
+		}
+	} else if (t->token) {
 		size_t n = strlen(t->token);
 		if (!target_token_ok(t->token, n)) {
 			text_fail(err, errlen, "the kubeconfig's token is empty, longer than %d bytes, or holds a character a bearer token cannot have",
@@ -211,7 +259,7 @@ static int request(struct kube *k, const char *method, const char *path, const c
 			TEXT_FAIL(k, "stopped before sending %s %s", method, path);
 			return -1;
 		}
-		if (load_token(k, 0) < 0)
+		if (load_token(k, 0) < 0 || plugin_fresh(k, 0) < 0)
 			return -1;
 		/* JSON is what json.c reads; http.c knows no media type */
 		n = (size_t)snprintf(headers, sizeof headers, "Accept: application/json\r\n");
@@ -250,10 +298,11 @@ static int request(struct kube *k, const char *method, const char *path, const c
 		memset(headers, 0, sizeof headers);
 		if (k->observe)
 			k->observe(k->observe_ctx, method, r->status);
-		if (r->status == 401 && k->t->token_file[0] && !reread) {
+		/* a rotated token file, or an exec plugin's credential revoked before its time */
+		if (r->status == 401 && (k->t->token_file[0] || k->t->plugin) && !reread) {
 			reread = 1;
 			http_discard(&k->http);
-			if (load_token(k, 1) < 0)
+			if (load_token(k, 1) < 0 || plugin_fresh(k, 1) < 0)
 				return -1;
 			attempt--;
 			continue;

@@ -71,6 +71,7 @@ struct kube {
 	char prefix[512];                 /* path prefix of the server URL, "" for none */
 	char token[KUBE_TOKEN_MAX + 1];   /* never logged, never in an error */
 	time_t token_read;                /* when token_file was last read; 0: never */
+	unsigned plugin_gen;              /* the exec plugin's credential this connection holds (plugin.h) */
 	volatile sig_atomic_t *stop;      /* set by a signal: no new request, no more retries */
 	int dry_run;                      /* every write carries dryRun=All (kube_dry_run) */
 	kube_observe_fn observe;          /* kube_observe; NULL: none */

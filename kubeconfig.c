@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "kubeconfig.h"
+#include "plugin.h"
 #include "text.h"
 #include "yaml.h"
 
@@ -353,10 +354,85 @@ static int read_cluster(struct kc *k, int c, const char *name, struct kube_targe
 	return 0;
 }
 
+/* A bool written as true or false (plain), into *out; absent or null: 0. */
+static int get_bool(struct kc *k, int m, const char *what, const char *key, int *out)
+{
+	int v = get(k, m, key);
+
+	*out = 0;
+	if (v == -2)
+		return -1;
+	if (v < 0)
+		return 0;
+	if (k->nodes[v].type != YAML_STR || !k->nodes[v].plain ||
+	    (strcmp(k->nodes[v].str, "true") != 0 && strcmp(k->nodes[v].str, "false") != 0))
+		return kc_fail(k, k->nodes[v].line, "%s: %s must be true or false", what, key);
+	*out = strcmp(k->nodes[v].str, "true") == 0;
+	return 0;
+}
+
+/*
+ * The user's exec: mapping (client.authentication.k8s.io/v1 or v1beta1) into t->plugin: the
+ * command (a name with a '/' taken from the file's directory, as kubectl does; a bare name
+ * looked up on the PATH when it runs), args, env, provideClusterInfo, installHint. Refused: an
+ * older apiVersion, interactiveMode Always (noderecover never has a terminal to give it).
+ */
+static int read_exec(struct kc *k, int x, const char *what, struct kube_target *t)
+{
+	char why[160], path[TARGET_PATH_MAX];
+	const char *api, *cmd, *mode, *hint;
+	int v, line = k->nodes[x].line, ci;
+
+	if (k->nodes[x].type != YAML_MAP)
+		return kc_fail(k, line, "%s: exec must be a mapping", what);
+	if (get_str(k, x, what, "apiVersion", &api) || get_str(k, x, what, "command", &cmd) ||
+	    get_str(k, x, what, "interactiveMode", &mode) || get_str(k, x, what, "installHint", &hint) ||
+	    get_bool(k, x, what, "provideClusterInfo", &ci))
+		return -1;
+	if (!api || (strcmp(api, PLUGIN_V1) != 0 && strcmp(api, PLUGIN_V1BETA1) != 0))
+		return kc_fail(k, line, "%s: exec apiVersion must be " PLUGIN_V1 " or " PLUGIN_V1BETA1 "%s", what,
+		    api && strstr(api, "v1alpha1") ? " (v1alpha1 was removed in Kubernetes 1.24)" : "");
+	if (!cmd)
+		return kc_fail(k, line, "%s: exec has no command", what);
+	if (mode && strcmp(mode, "Never") != 0 && strcmp(mode, "IfAvailable") != 0)
+		return kc_fail(k, line, "%s: exec interactiveMode is %s; noderecover runs plugins without a terminal (Never or IfAvailable)",
+		    what, strcmp(mode, "Always") == 0 ? "Always" : "not Never, IfAvailable or Always");
+	if (strchr(cmd, '/') && resolve(k, line, what, cmd, path, sizeof path))
+		return -1;
+	if (!(t->plugin = plugin_new(api, strchr(cmd, '/') ? path : cmd)))
+		return kc_fail(k, line, "out of memory");
+	t->plugin->cluster_info = ci;
+	if (hint)
+		text_clean(t->plugin->install_hint, sizeof t->plugin->install_hint, hint, strlen(hint), NULL, 0);
+	if ((v = get(k, x, "args")) == -2)
+		return -1;
+	if (v >= 0 && k->nodes[v].type != YAML_SEQ)
+		return kc_fail(k, k->nodes[v].line, "%s: exec args must be a list", what);
+	for (int a = v >= 0 ? k->nodes[v].child : -1; a >= 0; a = k->nodes[a].next) {
+		if (k->nodes[a].type != YAML_STR)
+			return kc_fail(k, k->nodes[a].line, "%s: an exec arg is not a string", what);
+		if (plugin_add_arg(t->plugin, k->nodes[a].str, why, sizeof why))
+			return kc_fail(k, k->nodes[a].line, "%s: exec: %s", what, why);
+	}
+	if ((v = get(k, x, "env")) == -2)
+		return -1;
+	if (v >= 0 && k->nodes[v].type != YAML_SEQ)
+		return kc_fail(k, k->nodes[v].line, "%s: exec env must be a list", what);
+	for (int e = v >= 0 ? k->nodes[v].child : -1; e >= 0; e = k->nodes[e].next) {
+		const char *n, *val;
+		if (k->nodes[e].type != YAML_MAP)
+			return kc_fail(k, k->nodes[e].line, "%s: an exec env entry is not a mapping", what);
+		if (get_str(k, e, what, "name", &n) || get_str(k, e, what, "value", &val))
+			return -1;
+		if (!n || plugin_add_env(t->plugin, n, val ? val : "", why, sizeof why))
+			return kc_fail(k, k->nodes[e].line, "%s: exec: %s", what, n ? why : "an env entry has no name");
+	}
+	return 0;
+}
+
 static int read_user(struct kc *k, int u, const char *name, struct kube_target *t)
 {
 	static const char *const refused[][2] = {
-		{ "exec", "exec credential plugins are not supported" },
 		{ "auth-provider", "auth-provider plugins are not supported" },
 		{ "username", "basic authentication (username and password) is not supported" },
 		{ "password", "basic authentication (username and password) is not supported" },
@@ -381,6 +457,15 @@ static int read_user(struct kc *k, int u, const char *name, struct kube_target *
 	if (load_pem(k, u, what, "client-certificate-data", "client-certificate", &t->cert_pem, &t->cert_len) ||
 	    load_pem(k, u, what, "client-key-data", "client-key", &t->key_pem, &t->key_len))
 		return -1;
+	if ((v = get(k, u, "exec")) == -2)
+		return -1;
+	if (v >= 0) {
+		/* one source of credentials: which one a request carries is never a guess */
+		if (token || tfile || t->cert_pem || t->key_pem)
+			return kc_fail(k, k->nodes[v].line, "%s has an exec plugin and a token, tokenFile or client certificate too; "
+			    "noderecover takes one of them", what);
+		return read_exec(k, v, what, t);
+	}
 	if (t->cert_pem && !t->key_pem)
 		return kc_fail(k, k->nodes[u].line, "%s has a client certificate but no client-key or client-key-data", what);
 	if (t->key_pem && !t->cert_pem)
@@ -451,6 +536,11 @@ static int read_config(struct kc *f, int n, struct kc *all, const char *context,
 		return -1;
 	if (read_cluster(fc, clu, cl, t) || read_user(fu, usr, us, t))
 		return -1;
+	if (t->plugin) {
+		char why[200];
+		if (plugin_ready(t->plugin, t, why, sizeof why))
+			return kc_fail(fu, 0, "user \"%s\": exec: %s", shown(us, nb, sizeof nb), why);
+	}
 	if (fx == fc && fx == fu)
 		w = snprintf(t->source, sizeof t->source, "kubeconfig %s (context %s%s)", fx->name,
 		    shown(cc, nb, sizeof nb), context ? ", chosen by --context" : "");

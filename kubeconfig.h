@@ -1,8 +1,9 @@
 /*
  * Reads kubeconfigs (one file or a KUBECONFIG list; the YAML subset kubectl and k3s write, or
  * JSON, through yaml.h) into a kube_target: the chosen context's cluster server, CA,
- * tls-server-name, and its user's token, tokenFile or client certificate and key. Refuses what
- * noderecover will not do (exec plugins, auth providers, basic auth, insecure-skip-tls-verify).
+ * tls-server-name, and its user's token, tokenFile, client certificate and key, or exec credential
+ * plugin (plugin.h: read here, run by settings.c and kube.c). Refuses what noderecover will not do
+ * (auth providers, basic auth, insecure-skip-tls-verify).
  * Allocates only the target's buffers (and the trees, which it wipes and frees).
  * Knows nothing of TLS or HTTP: the target it fills is a leaf (target.h).
  */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "access.h"
 #include "clock.h"
+#include "completion.h"
 #include "election.h"
 #include "follow.h"
 #include "kube.h"
@@ -22,6 +23,7 @@
 #include "metrics.h"
 #include "pass.h"
 #include "plan.h"
+#include "plugin.h"
 #include "say.h"
 #include "settings.h"
 
@@ -66,8 +68,9 @@ static void wait_until(int64_t wake)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+/* After "usage: noderecover" or, run as a kubectl plugin, "usage: kubectl noderecover". */
 static const char usage[] =
-    "usage: noderecover [run|once|plan|manifests|version|help] [options]\n"
+    " [run|once|plan|manifests|version|completion bash|zsh|help] [options]\n"
     "\n"
     "Taints nodes whose Ready condition stayed Unknown with\n"
     "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, clears it when they return,\n"
@@ -79,6 +82,8 @@ static const char usage[] =
     "  plan                     one read, nothing written: each node, what a pass would do\n"
     "                           now and why, or when; exit 0 read, 1 could not read, 2 settings\n"
     "  manifests                print the cluster objects (YAML) that run it with these settings\n"
+    "  version, --version       print the version\n"
+    "  completion bash|zsh      print the shell's completion script\n"
     "\n"
     "A DURATION is seconds (300) or whole h, m and s in that order (5m, 1h30m, 90s).\n"
     "Each option: its flag, its variable, (its default), and what it does; a flag beats the\n"
@@ -117,7 +122,8 @@ static void say_start(const struct settings *s, const struct kube_target *t)
 	    s->self_node[0] ? " from " : "", s->self_node[0] ? s->self_source : "",
 	    (long long)s->poll, watching, s->page_size, t->server,
 	    t->tls_server_name[0] ? " verified as " : "", t->tls_server_name, t->source,
-	    t->cert_pem ? "a client certificate" : t->token_file[0] ? "the token file" : "the kubeconfig's token",
+	    t->plugin ? (t->plugin->cert_pem ? "an exec plugin's client certificate" : "an exec plugin's token")
+	    : t->cert_pem ? "a client certificate" : t->token_file[0] ? "the token file" : "the kubeconfig's token",
 	    s->listen && s->mode == MODE_RUN ? "; /metrics, /livez and /readyz on " : "", s->listen && s->mode == MODE_RUN ? s->listen : "");
 }
 
@@ -255,6 +261,36 @@ static int leads(void *el)
 	return election_may_write(el, clock_ms());
 }
 
+/*
+ * Whether the program was started as kubectl's plugin (kubectl finds `kubectl-noderecover` on
+ * the PATH and runs it for `kubectl noderecover ...`): it is the same program, only its help
+ * names it as the user typed it.
+ */
+static int as_kubectl_plugin(const char *argv0)
+{
+	const char *base = argv0 ? strrchr(argv0, '/') : NULL;
+
+	base = base ? base + 1 : argv0 ? argv0 : "";
+	return strcmp(base, "kubectl-noderecover") == 0;
+}
+
+/*
+ * The log format asked for, read before the settings are, so that a refusal of the settings
+ * themselves is written in it too: the flag's value, else the variable's; text otherwise.
+ */
+static enum say_format log_format_asked(int argc, char **argv)
+{
+	const char *v = from_environment("NODE_RECOVERY_LOG_FORMAT");
+
+	for (int i = 1; i < argc; i++) {
+		if (strncmp(argv[i], "--log-format=", 13) == 0)
+			v = argv[i] + 13;
+		else if (strcmp(argv[i], "--log-format") == 0 && i + 1 < argc)
+			v = argv[++i];
+	}
+	return v && strcmp(v, "json") == 0 ? SAY_JSON : SAY_TEXT;
+}
+
 int main(int argc, char **argv)
 {
 	/* static: what it points to stays reachable to the end, as the ASan build's leak check needs */
@@ -269,29 +305,33 @@ int main(int argc, char **argv)
 		fprintf(stderr, "noderecover: out of memory at start-up\n");
 		return 1;
 	}
+	say_format(log_format_asked(argc, argv));
 	if (settings_parse(&pr->s, argc, argv, from_environment, err, sizeof err) < 0) {
-		fprintf(stderr, "noderecover: %s\n", err);
+		say_fatal("%s", err);
 		return 2;
 	}
+	say_format(pr->s.log_format == LOG_FORMAT_JSON ? SAY_JSON : SAY_TEXT);
 	if (pr->s.mode == MODE_HELP) {
-		fputs(usage, stdout);
+		printf("usage: %s%s", as_kubectl_plugin(argv[0]) ? "kubectl noderecover" : "noderecover", usage);
 		settings_help(stdout);
 		return 0;
 	}
+	if (pr->s.mode == MODE_COMPLETION)
+		return completion_write(stdout, pr->s.shell) < 0;
 	if (pr->s.mode == MODE_MANIFESTS) {
 		if (manifests_write(stdout, &pr->s, NODERECOVER_IMAGE) == 0)
 			return 0;
-		fprintf(stderr, "noderecover: writing the manifests failed\n");
+		say_fatal("writing the manifests failed");
 		return 1;
 	}
 	if (pr->s.mode == MODE_VERSION) {
 		printf("noderecover %s\n", NODERECOVER_VERSION);
 		return 0;
 	}
-	clock_scale(from_environment("NODERECOVER_TEST_DEADLINE_SCALE"));
+	clock_scale(from_environment("NODERECOVER_TEST_DEADLINE_SCALE"));   /* before an exec plugin's deadline */
 	if (settings_target(&pr->s, from_environment, &pr->t, err, sizeof err) < 0 ||
 	    kube_init(&pr->kc, &pr->t, &cut, err, sizeof err) < 0) {
-		fprintf(stderr, "noderecover: %s\n", err);
+		say_fatal("%s", err);
 		return 2;
 	}
 	kube_dry_run(&pr->kc, pr->s.dry_run == DRY_RUN_SERVER);
@@ -299,7 +339,7 @@ int main(int argc, char **argv)
 	kube_observe(&pr->kc, metrics_api, NULL);
 	/* before anything is sent: an address that cannot be bound is a bad setting */
 	if (pr->s.mode == MODE_RUN && pr->s.listen && listen_start(&pr->listener, pr->s.listen, err, sizeof err) < 0) {
-		fprintf(stderr, "noderecover: %s\n", err);
+		say_fatal("%s", err);
 		return 2;
 	}
 	struct sigaction sa = { 0 };
@@ -325,7 +365,7 @@ int main(int argc, char **argv)
 	if (pr->s.leader_elect) {
 		if (election_init(&pr->el, &pr->t, &cut, metrics_api, pr->s.lease_namespace, pr->s.lease_name, pr->s.lease_ns_source,
 		    identity_base(base, sizeof base), err, sizeof err) < 0) {
-			fprintf(stderr, "noderecover: %s\n", err);
+			say_fatal("%s", err);
 			kube_close(&pr->kc);
 			return 2;
 		}
@@ -356,7 +396,7 @@ int main(int argc, char **argv)
 	}
 	if (pr->s.watch) {
 		if (follow_init(&pr->fw, &pr->loop, &pr->t, &cut, metrics_api, err, sizeof err) < 0) {
-			fprintf(stderr, "noderecover: %s\n", err);
+			say_fatal("%s", err);
 			kube_close(&pr->kc);
 			return 2;
 		}

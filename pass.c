@@ -139,6 +139,14 @@ static const enum events_reason event_of[] = {
 	[PASS_ACTION_FAILED] = EVENTS_REASONS, /* retried next pass; the log says why */
 };
 
+/* How the log's JSON form tells each line apart: its level, and the reason when no Event has one. */
+static const struct { const char *level, *reason; } log_of[] = {
+	[PASS_TAINTED] = { "info", NULL }, [PASS_CLEARED] = { "info", NULL }, [PASS_DELETED] = { "info", NULL },
+	[PASS_WOULD] = { "info", "DryRun" }, [PASS_REFUSED] = { "warning", NULL }, [PASS_EXCLUDED] = { "warning", NULL },
+	[PASS_STORM_ENGAGED] = { "warning", NULL }, [PASS_STORM_COOLING] = { "warning", "StormGuardCooling" },
+	[PASS_STORM_LIFTED] = { "info", NULL }, [PASS_ACTION_FAILED] = { "error", "ActionFailed" },
+};
+
 /* Counts what became of a decided action, under its kind. */
 static void count(enum policy_action a, enum metrics_result r)
 {
@@ -162,7 +170,8 @@ static void report(struct pass_loop *l, enum pass_event e, const struct node_fac
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
-	say("%s", line);
+	say_about(log_of[e].level, f ? f->name : NULL, events_action_name(event_of[e]),
+	    log_of[e].reason ? log_of[e].reason : events_reason_name(event_of[e]), "%s", line);
 	/* an Event is a write: with leader election, only while the Lease is still ours */
 	if (l->events && event_of[e] != EVENTS_REASONS && may_write(l)) {
 		if (f)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "kubeconfig.h"
 #include "listen.h"
+#include "plugin.h"
 #include "settings.h"
 #include "text.h"
 
@@ -20,8 +21,8 @@
 /* Each row's place in settings_rows, for the rules between settings. */
 enum {
 	O_TAINT, O_PRUNE, O_LABEL, O_POLL, O_WATCH, O_RELIST, O_ANNOTATION, O_MAX_UNKNOWN, O_COOLDOWN,
-	O_EXCLUDE, O_DRY_RUN, O_EVENTS, O_SELF, O_LISTEN, O_LEADER, O_LEASE_NAME, O_LEASE_NS, O_PAGE,
-	O_OUTPUT, O_KUBECONFIG, O_CONTEXT, O_SERVER, O_CA, O_TOKEN, O_TLS_NAME, O_COUNT
+	O_EXCLUDE, O_DRY_RUN, O_EVENTS, O_SELF, O_LISTEN, O_LEADER, O_LEASE_NAME, O_LEASE_NS, O_LOG_FORMAT,
+	O_PAGE, O_OUTPUT, O_KUBECONFIG, O_CONTEXT, O_SERVER, O_CA, O_TOKEN, O_TLS_NAME, O_COUNT
 };
 
 /*
@@ -100,6 +101,10 @@ const struct settings_row settings_rows[O_COUNT] = {
 		.unset = "in a pod: its own namespace", .kind = SETTINGS_DNS,
 		.max = 63, .field = F(lease_namespace), .blank_unset = 1, .what = "a namespace name (a DNS label)",
 		.meaning = "the Lease's namespace (in a pod, the service account's namespace file); outside a pod --leader-elect needs it" },
+	/* for Loki or Elasticsearch: one JSON object a line, the same words as the text line */
+	[O_LOG_FORMAT] = { .flag = "--log-format", .arg = " text|json", .env = "NODE_RECOVERY_LOG_FORMAT", .dflt = "text",
+		.kind = SETTINGS_LOG_FORMAT, .field = F(log_format), .blank_unset = 1, .pod = SETTINGS_POD_CHANGED,
+		.meaning = "how log lines are written: text, or one JSON object a line" },
 	[O_PAGE] = { .flag = "--page-size", .arg = " N", .dflt = "500", .kind = SETTINGS_COUNT, .min = 1, .max = 10000,
 		.field = F(page_size), .pod = SETTINGS_POD_ALWAYS, .meaning = "nodes per list request (1 to 10000)" },
 	[O_OUTPUT] = { .flag = "--output", .arg = " table|json", .env = "NODE_RECOVERY_OUTPUT", .dflt = "table",
@@ -326,6 +331,11 @@ int settings_set(const struct settings_row *r, struct settings *s, const char *v
 			return text_fail(err, errlen, "%s '%.32s' is neither table nor json", name, v);
 		*(enum settings_output *)p = strcmp(v, "json") == 0 ? OUTPUT_JSON : OUTPUT_TABLE;
 		return 0;
+	case SETTINGS_LOG_FORMAT:
+		if (strcmp(v, "json") != 0 && strcmp(v, "text") != 0)
+			return text_fail(err, errlen, "%s '%.32s' is neither text nor json", name, v);
+		*(enum settings_log_format *)p = strcmp(v, "json") == 0 ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT;
+		return 0;
 	case SETTINGS_ADDRESS:
 		/* checked here, before anything runs; bound by run */
 		if (listen_addr(v, &sa, &salen, &any, why, sizeof why) < 0)
@@ -368,6 +378,8 @@ const char *settings_value(const struct settings_row *r, const struct settings *
 		return s->dry_run == DRY_RUN_SERVER ? "server" : s->dry_run == DRY_RUN_CLIENT ? "true" : "false";
 	case SETTINGS_OUTPUT:
 		return s->output == OUTPUT_JSON ? "json" : "table";
+	case SETTINGS_LOG_FORMAT:
+		return s->log_format == LOG_FORMAT_JSON ? "json" : "text";
 	case SETTINGS_ADDRESS:
 	case SETTINGS_TEXT:
 		return *(const char *const *)p ? *(const char *const *)p : "";
@@ -409,6 +421,7 @@ static int command(struct settings *s, int argc, char **argv, int *i, char *err,
 		{ "run", MODE_RUN }, { "once", MODE_ONCE }, { "plan", MODE_PLAN },
 		{ "manifests", MODE_MANIFESTS },   /* the same settings as run, checked the same way */
 		{ "version", MODE_VERSION }, { "help", MODE_HELP },
+		{ "completion", MODE_COMPLETION },   /* followed by the shell */
 	};
 
 	s->mode = MODE_RUN;
@@ -418,10 +431,15 @@ static int command(struct settings *s, int argc, char **argv, int *i, char *err,
 		if (strcmp(argv[*i], words[w].word) == 0) {
 			s->mode = words[w].mode;
 			++*i;
+			if (s->mode != MODE_COMPLETION)
+				return 0;
+			if (*i >= argc || (strcmp(argv[*i], "bash") != 0 && strcmp(argv[*i], "zsh") != 0))
+				return text_fail(err, errlen, "completion needs a shell: bash or zsh");
+			s->shell = argv[(*i)++];
 			return 0;
 		}
 	}
-	return text_fail(err, errlen, "unknown command '%.64s' (want run, once, plan, manifests, version or help)", argv[*i]);
+	return text_fail(err, errlen, "unknown command '%.64s' (want run, once, plan, manifests, version, completion or help)", argv[*i]);
 }
 
 /* The flags from argv[i] on: --flag VALUE, --flag=VALUE, or a flag that may stand alone. */
@@ -435,6 +453,10 @@ static int flags(struct settings *s, int argc, char **argv, int i, const char **
 
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			s->mode = MODE_HELP;
+			return 0;
+		}
+		if (strcmp(a, "--version") == 0) {
+			s->mode = MODE_VERSION;
 			return 0;
 		}
 		for (o = 0; o < O_COUNT; o++)
@@ -517,7 +539,7 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 	memset(s, 0, sizeof *s);
 	if (command(s, argc, argv, &i, err, errlen) < 0 || flags(s, argc, argv, i, val, from, err, errlen) < 0)
 		return -1;
-	if (s->mode == MODE_HELP || s->mode == MODE_VERSION)
+	if (s->mode == MODE_HELP || s->mode == MODE_VERSION || s->mode == MODE_COMPLETION)
 		return 0;
 	for (int o = 0; o < O_COUNT; o++) {
 		const struct settings_row *r = &settings_rows[o];
@@ -603,10 +625,24 @@ static int kubeconfig_target(const struct settings *s, struct kube_target *t, ch
 	return r;
 }
 
+/*
+ * kubectl's default file, $HOME/.kube/config, into path when it is there (a file there that
+ * cannot be read is then refused by the load, with its reason, rather than passed over).
+ */
+static int home_kubeconfig(settings_env_fn env, char *path, size_t n)
+{
+	const char *home = env("HOME");
+
+	if (!home || !*home || (size_t)snprintf(path, n, "%s/.kube/config", home) >= n)
+		return 0;
+	return access(path, F_OK) == 0;
+}
+
 int settings_target(const struct settings *s, settings_env_fn env, struct kube_target *t,
     char *err, size_t errlen)
 {
 	const char *host = env("KUBERNETES_SERVICE_HOST");
+	char home[TARGET_PATH_MAX];
 	int r;
 
 	memset(t, 0, sizeof *t);
@@ -618,17 +654,23 @@ int settings_target(const struct settings *s, settings_env_fn env, struct kube_t
 		if (s->context)
 			return text_fail(err, errlen, "--context picks a kubeconfig context, and in a pod without KUBECONFIG or --kubeconfig none is read");
 		r = pod_target(host, env("KUBERNETES_SERVICE_PORT"), t, err, errlen);
+	} else if (home_kubeconfig(env, home, sizeof home)) {
+		const char *p = home;
+		r = kubeconfig_load_files(&p, 1, s->context, 0, t, err, errlen);
 	} else if (access(SETTINGS_K3S_KUBECONFIG, R_OK) == 0) {
 		const char *k3s = SETTINGS_K3S_KUBECONFIG;
 		r = kubeconfig_load_files(&k3s, 1, s->context, 0, t, err, errlen);
 	} else {
-		return text_fail(err, errlen, "no cluster found: give --server, --kubeconfig or KUBECONFIG, run in a pod, or on a k3s server with %s",
-		    SETTINGS_K3S_KUBECONFIG);
+		return text_fail(err, errlen, "no cluster found: give --server, --kubeconfig or KUBECONFIG, run in a pod, have a "
+		    "$HOME/.kube/config, or run on a k3s server with %s", SETTINGS_K3S_KUBECONFIG);
 	}
 	if (r == 0 && s->tls_server_name && copy(t->tls_server_name, sizeof t->tls_server_name, s->tls_server_name) < 0)
 		r = text_fail(err, errlen, "--tls-server-name is too long");
 	if (r == 0 && strncmp(t->server, "https://", 8) != 0)
 		r = text_fail(err, errlen, "server '%.128s' is not an https:// URL: noderecover only talks TLS", t->server);
+	/* the plugin's first credential before anything is sent: one that fails is a bad setting */
+	if (r == 0 && t->plugin)
+		r = plugin_run(t->plugin, err, errlen);
 	if (r < 0)
 		kube_target_free(t);
 	return r;

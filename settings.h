@@ -1,7 +1,7 @@
 /*
  * Settings: flag beats environment variable beats default; validated before anything is
- * sent. And where the cluster is: explicit flags, a kubeconfig, the pod's service account,
- * or k3s's kubeconfig, in that order.
+ * sent. And where the cluster is: explicit flags, a kubeconfig (--kubeconfig or KUBECONFIG),
+ * the pod's service account, $HOME/.kube/config, or k3s's kubeconfig, in that order.
  */
 #ifndef SETTINGS_H
 #define SETTINGS_H
@@ -17,9 +17,11 @@ enum settings_dry_run {
 	DRY_RUN_SERVER    /* send every write with dryRun=All: checked by the server, not stored */
 };
 
-enum settings_mode { MODE_RUN, MODE_ONCE, MODE_PLAN, MODE_MANIFESTS, MODE_VERSION, MODE_HELP };
+enum settings_mode { MODE_RUN, MODE_ONCE, MODE_PLAN, MODE_MANIFESTS, MODE_VERSION, MODE_HELP, MODE_COMPLETION };
 
 enum settings_output { OUTPUT_TABLE, OUTPUT_JSON };   /* how plan prints */
+
+enum settings_log_format { LOG_FORMAT_TEXT, LOG_FORMAT_JSON };   /* how the log's lines are written (say.h) */
 
 #define SETTINGS_KEY_MAX 317      /* a qualified name: 253 prefix + '/' + 63 name */
 #define SETTINGS_MAX_SECONDS 315360000  /* ten years: anything longer is a typo */
@@ -43,6 +45,8 @@ struct settings {
 	int64_t relist;               /* seconds: with the watch, a whole list at least this often */
 	int events;                   /* post Events on the Node (--events, default true; never in a dry run) */
 	enum settings_output output;
+	enum settings_log_format log_format;
+	const char *shell;            /* `completion SHELL`: "bash" or "zsh" */
 	const char *listen;           /* where to serve /metrics, /livez, /readyz; NULL: nowhere */
 	char self_node[256];          /* "" when unknown */
 	const char *self_source;      /* where self_node came from, for the start-up line */
@@ -82,6 +86,7 @@ enum settings_kind {
 	SETTINGS_NODE,      /* char[max + 1]: a node's name, as given */
 	SETTINGS_DRY_RUN,   /* enum settings_dry_run: client (or true), server, none (or false) */
 	SETTINGS_OUTPUT,    /* enum settings_output: table or json */
+	SETTINGS_LOG_FORMAT,/* enum settings_log_format: text or json */
 	SETTINGS_ADDRESS,   /* const char *: :PORT, IPv4:PORT or [IPv6]:PORT (listen_addr) */
 	SETTINGS_TEXT       /* const char *: a path, a URL or a name, kept as given */
 };

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "plugin.h"
 #include "target.h"
 #include "text.h"
 
@@ -26,6 +27,7 @@ void kube_target_free(struct kube_target *t)
 	}
 	free(t->cert_pem);
 	free(t->ca_pem);
+	plugin_free(t->plugin);
 	memset(t, 0, sizeof *t);
 }
 

@@ -11,6 +11,8 @@
 
 #define TARGET_PATH_MAX 4096
 
+struct plugin;
+
 /*
  * Filled at start-up from flags, a kubeconfig, the pod's service account or k3s's kubeconfig.
  * The *_pem and token buffers are heap copies owned by the target (kube_target_free).
@@ -24,6 +26,8 @@ struct kube_target {
 	char *token;                 /* a token given inline (kubeconfig "token:"); NULL if none */
 	char *cert_pem, *key_pem;    /* client certificate chain and key, PEM; NULL if none */
 	size_t cert_len, key_len;
+	struct plugin *plugin;       /* an exec credential plugin (plugin.h) gives the token or the
+	                                certificate and key; NULL if none */
 	char source[TARGET_PATH_MAX + 64]; /* where this came from, for the start-up line */
 };
 

@@ -3,7 +3,7 @@
  * names taken relative to a directory that does not exist, and as base64 for the decoder. An
  * input with form feeds (a byte no kubeconfig may hold) is also cut at them into up to
  * KUBECONFIG_FILES_MAX files, merged as a KUBECONFIG list, with the current context and with
- * --context a.
+ * --context a. And as an exec plugin's output (plugin_parse: an ExecCredential's rules).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kubeconfig.h"
+#include "plugin.h"
 
 static void bug(const char *what)
 {
@@ -34,7 +35,8 @@ static void check_result(int r, struct kube_target *t, const char *err, size_t e
 		if (t->token)
 			(void)strlen(t->token);
 		kube_target_free(t);
-	} else if (t->ca_pem || t->token || t->cert_pem || t->key_pem) {
+		/* (kube_target_free above freed the exec plugin too, or ASan says so) */
+	} else if (t->ca_pem || t->token || t->cert_pem || t->key_pem || t->plugin) {
 		bug("a failed parse left buffers in the target");
 	}
 }
@@ -98,6 +100,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(exact);
 	}
 	free(out);
+
+	/* an exec plugin's output: a credential taken whole or not at all, the token a header can carry */
+	struct plugin *p = plugin_new(PLUGIN_V1, "fuzz");
+	if (!p)
+		bug("out of memory");
+	if (plugin_parse(p, text, size, err, sizeof err) == 0) {
+		if (p->gen != 1 || (!p->token[0] && !p->cert_pem) || (!!p->cert_pem != !!p->key_pem))
+			bug("a parsed ExecCredential without one whole credential");
+		if (p->token[0] && !target_token_ok(p->token, strlen(p->token)))
+			bug("a token a header cannot carry");
+	} else if (p->gen != 0 || p->token[0] || p->cert_pem || p->key_pem || !memchr(err, 0, sizeof err) || !err[0]) {
+		bug("a refused ExecCredential left a credential or no reason");
+	}
+	plugin_free(p);
 	free(text);
 	return 0;
 }

@@ -5,7 +5,7 @@
 # Exits non-zero when any input fails. Needs the Debian packages ./build.sh installs.
 set -u
 cd "$(dirname "$0")/../.."
-LIB="clock.c http.c http_parse.c tls.c json.c json_list.c json_scan.c json_write.c kube.c kubeconfig.c yaml.c listen.c metrics.c policy.c settings.c target.c text.c"
+LIB="clock.c http.c http_parse.c tls.c json.c json_list.c json_scan.c json_write.c kube.c kubeconfig.c yaml.c listen.c metrics.c plugin.c policy.c settings.c target.c text.c"
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration -Werror"
 B=build/fuzz-replay
 mkdir -p $B

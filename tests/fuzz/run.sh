@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 secs=${1:-60}
 [ $# -gt 0 ] && shift
 targets=${*:-json http kubeconfig watch}
-LIB="clock.c http.c http_parse.c tls.c json.c json_list.c json_scan.c json_write.c kube.c kubeconfig.c yaml.c listen.c metrics.c policy.c settings.c target.c text.c"
+LIB="clock.c http.c http_parse.c tls.c json.c json_list.c json_scan.c json_write.c kube.c kubeconfig.c yaml.c listen.c metrics.c plugin.c policy.c settings.c target.c text.c"
 B=build/fuzz
 
 if ! command -v clang >/dev/null 2>&1 || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then

@@ -55,7 +55,8 @@ DIST = os.path.join(TOP, "build", "dist")
 # the cluster is, the node it runs on, the listener (always :8080), leader election (always on),
 # the Lease's namespace (the pod's own), plan's output. The chart has no value for them.
 NOT_PASSED = {"kubeconfig", "context", "server", "ca-file", "token-file", "tls-server-name",
-              "self-node", "listen", "leader-elect", "lease-namespace", "output"}
+              "self-node", "listen", "leader-elect", "lease-namespace", "output",
+              "version", "log-format"}   # no chart value yet for --log-format: extraEnv can set it
 # The values every chart has (issue 24), beside the settings: not flags.
 CONVENTIONAL = {"image", "imagePullSecrets", "nameOverride", "fullnameOverride", "namespace", "serviceAccount", "rbac",
                 "podAnnotations", "podLabels", "priorityClassName", "resources", "nodeSelector", "tolerations", "affinity",

@@ -3,7 +3,8 @@
 # and installing the tools):
 #   tests/image/run.sh VERSION IMAGE
 # 1. the OCI archive is rebuilt from a copy of the sources at another path under another umask
-#    and must be byte-identical; 2. skopeo reads it (three platforms, user, entrypoint, name);
+#    and must be byte-identical; 2. skopeo reads it (three platforms, user, entrypoint, name), and
+#    check_dist.py the SBOMs, the OCI annotations and the CHANGELOG;
 # 3. Debian's containerd, started here as a daemon in a temporary directory, imports it into
 #    the k8s.io namespace and runs the amd64 image as k3s would (test_container.py);
 # 4. the arm64 and armhf binaries run the unit tests and a stand-in subset under qemu-user-static;
@@ -101,6 +102,12 @@ assert a == {"io.containerd.image.name": sys.argv[2], "org.opencontainers.image.
 PY
 }
 check "index.json names the image $IMAGE for containerd and OCI" named
+check "an SPDX 2.3 SBOM per binary (dist and the image's /noderecover.spdx.json): musl, BearSSL, jsmn at dpkg's versions, MIT" \
+	python3 "$here/check_dist.py" sbom "$VERSION" "$DIST" "$TAR"
+check "org.opencontainers.image.* annotations on the image index and every manifest" \
+	python3 "$here/check_dist.py" annotations "$VERSION" "$TAR"
+check "CHANGELOG.md in dist (and SHA256SUMS) with a section for $VERSION" \
+	python3 "$here/check_dist.py" changelog "$VERSION" "$DIST"
 
 # ---------------------------------------------------------------- 3. containerd
 part "3. containerd"

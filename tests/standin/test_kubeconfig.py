@@ -123,5 +123,36 @@ class Merge(Case):
         self.assertNotIn(self.TOKEN, r.stderr + r.stdout)
 
 
+class Home(Case):
+    """kubectl's default file: $HOME/.kube/config when no flag, no KUBECONFIG and no pod account."""
+
+    def setUp(self):
+        super().setUp()
+        self.server(fixtures.etcd_servers(3) + [uk("agent-1", since=100000)])
+        os.mkdir(os.path.join(self.tmp, ".kube"))
+        self.config = os.path.join(self.tmp, ".kube", "config")
+        with open(self.config, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\ncurrent-context: laptop\ncontexts:\n" +
+                    context("laptop", "api", "op") + "clusters:\n" + cluster("api", self.srv.url, self.ca) +
+                    "users:\n" + user("op", self.token_path))
+
+    def test_home_kubeconfig(self):
+        # must-fail: the old build said no cluster was found (exit 2), as `noderecover plan` did on a laptop
+        r = self.once(argv=[BINARY, "plan", "--taint-after", "60", "--self-node", "self"], env={"HOME": self.tmp})
+        self.assertRc(r, 0)
+        self.assertLog(r, "plan of the cluster %s from kubeconfig %s (context laptop)" % (self.srv.url, self.config))
+        self.assertIn("agent-1", r.stdout)
+
+    def test_kubeconfig_variable_beats_home(self):
+        other = os.path.join(self.tmp, "other.yaml")
+        with open(other, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\ncurrent-context: dead\ncontexts:\n" + context("dead", "nowhere", "op") +
+                    "clusters:\n" + cluster("nowhere", DEAD, self.ca) + "users:\n" + user("op", self.token_path))
+        r = self.once(argv=[BINARY, "once", "--taint-after", "60", "--self-node", "self"],
+                      env={"HOME": self.tmp, "KUBECONFIG": other})
+        self.assertRc(r, (1, 2))
+        self.assertEqual(self.srv.reqs(), [], "the stand-in was reached" + self.ctx(r))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "kubeconfig.h"
+#include "plugin.h"
 
 #define CA64 "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJmYWtlQ0EKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
 #define CA_PEM "-----BEGIN CERTIFICATE-----\nMIIBfakeCA\n-----END CERTIFICATE-----\n"
@@ -300,11 +301,89 @@ static void t_client_files(void)
 	kube_target_free(&t);
 }
 
+#define EXEC_V1 "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+
+/* An exec plugin's spec, as kubectl reads it: the command (a path from the file's directory, a
+ * bare name as it is), args, env, provideClusterInfo in KUBERNETES_EXEC_INFO. */
+static void t_exec_spec(void)
+{
+	struct kube_target t;
+	struct plugin *p;
+
+	check(parses(cfg(GOOD_CLUSTER, EXEC_V1 "      command: ./bin/aws\n      args:\n      - eks\n      - get-token\n"
+	    "      env:\n      - name: AWS_PROFILE\n        value: prod\n      - name: EMPTY\n"
+	    "      provideClusterInfo: true\n      interactiveMode: IfAvailable\n      installHint: brew install aws\n"), &t));
+	if (!check((p = t.plugin) != NULL)) {
+		fprintf(stderr, "  %s\n", err);
+		return;
+	}
+	check(strcmp(p->command, "kubeconfig/./bin/aws") == 0);
+	check(p->argc == 3 && strcmp(p->argv[0], p->command) == 0 && strcmp(p->argv[1], "eks") == 0 &&
+	    strcmp(p->argv[2], "get-token") == 0 && p->argv[3] == NULL);
+	check(p->nenv == 2 && strcmp(p->spec_env[0], "AWS_PROFILE=prod") == 0 && strcmp(p->spec_env[1], "EMPTY=") == 0);
+	check(strstr(p->exec_info, "KUBERNETES_EXEC_INFO={\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\","
+	    "\"spec\":{\"cluster\":{\"server\":\"https://10.43.0.1:443\",\"certificate-authority-data\":\"" CA64 "\"},"
+	    "\"interactive\":false}}") == p->exec_info);
+	check(strcmp(p->install_hint, "brew install aws") == 0);
+	check(t.token == NULL && t.token_file[0] == '\0' && t.cert_pem == NULL);
+	kube_target_free(&t);
+	/* a bare name is looked up on the PATH when it runs; no cluster unless asked */
+	check(parses(cfg(GOOD_CLUSTER, "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: gke-gcloud-auth-plugin\n"), &t));
+	check(t.plugin && strcmp(t.plugin->command, "gke-gcloud-auth-plugin") == 0 &&
+	    strstr(t.plugin->exec_info, "\"spec\":{\"interactive\":false}}") != NULL && !strstr(t.plugin->exec_info, "cluster"));
+	kube_target_free(&t);
+	check(refused(cfg(GOOD_CLUSTER, "    exec:\n      apiVersion: client.authentication.k8s.io/v1alpha1\n      command: x\n"),
+	    "v1alpha1 was removed", "user \"u\""));
+	check(refused(cfg(GOOD_CLUSTER, EXEC_V1 "      args:\n      - x\n"), "exec has no command", NULL));
+	check(refused(cfg(GOOD_CLUSTER, EXEC_V1 "      command: x\n      interactiveMode: Always\n"), "interactiveMode is Always", NULL));
+	check(refused(cfg(GOOD_CLUSTER, EXEC_V1 "      command: x\n      env:\n      - value: v\n"), "an env entry has no name", NULL));
+	check(refused(cfg(GOOD_CLUSTER, EXEC_V1 "      command: x\n      env:\n      - name: A=B\n"), "holds '='", NULL));
+	check(refused(cfg(GOOD_CLUSTER, EXEC_V1 "      command: x\n      args: x\n"), "exec args must be a list", NULL));
+	check(refused(cfg(GOOD_CLUSTER, EXEC_V1 "      command: x\n      provideClusterInfo: yes\n"), "must be true or false", NULL));
+	check(refused(cfg(GOOD_CLUSTER, "    exec: aws\n"), "exec must be a mapping", NULL));
+}
+
+/* What an ExecCredential must be: the one asked for, a token or a certificate and key. */
+static void t_exec_credential(void)
+{
+	struct plugin *p = plugin_new(PLUGIN_V1, "x");
+	char e[256];
+
+	if (!check(p != NULL))
+		return;
+#define EC(status) "{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\",\"status\":" status "}"
+#define PARSE(s) plugin_parse(p, s, strlen(s), e, sizeof e)
+	check(PARSE(EC("{\"token\":\"" TOKEN "\"}")) == 0 && strcmp(p->token, TOKEN) == 0 && p->expires == 0 && p->gen == 1);
+	check(PARSE(EC("{\"token\":\"t2-abcdefgh\",\"expirationTimestamp\":\"2026-12-03T10:00:00Z\"}")) == 0);
+	check(p->expires == 1796292000 && p->gen == 2 && !plugin_expired(p, 1796291999) && plugin_expired(p, 1796292000));
+	check(PARSE(EC("{\"clientCertificateData\":\"-----BEGIN CERTIFICATE-----\\nAA==\\n-----END CERTIFICATE-----\\n\","
+	    "\"clientKeyData\":\"-----BEGIN EC PRIVATE KEY-----\\nAA==\\n-----END EC PRIVATE KEY-----\\n\"}")) == 0);
+	check(p->cert_pem && strstr(p->cert_pem, "-----BEGIN CERTIFICATE-----\nAA==\n") && p->key_pem && p->token[0] == '\0');
+	/* refused: each keeps the credential it had (gen 3) and says why without the output */
+	check(PARSE("{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"" TOKEN) < 0 &&
+	    strstr(e, "not JSON") && no_secret(e));
+	check(PARSE("{\"kind\":\"Config\",\"apiVersion\":\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"" TOKEN "\"}}") < 0 &&
+	    strstr(e, "not an ExecCredential") && no_secret(e));
+	check(PARSE("{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"status\":{\"token\":\"" TOKEN "\"}}") < 0 &&
+	    strstr(e, "apiVersion is not client.authentication.k8s.io/v1"));
+	check(PARSE(EC("{}")) < 0 && strstr(e, "neither a token nor"));
+	check(PARSE(EC("{\"token\":{}}")) < 0 && strstr(e, "not a string"));
+	check(PARSE(EC("{\"token\":\"a b\"}")) < 0 && strstr(e, "cannot go in an HTTP header"));
+	check(PARSE(EC("{\"clientCertificateData\":\"-----BEGIN CERTIFICATE-----\\n-----END CERTIFICATE-----\"}")) < 0 &&
+	    strstr(e, "without clientKeyData"));
+	check(PARSE(EC("{\"token\":\"" TOKEN "\",\"expirationTimestamp\":\"tomorrow\"}")) < 0 && strstr(e, "RFC 3339"));
+	check(PARSE("") < 0 && strstr(e, "printed nothing"));
+	check(p->gen == 3 && p->cert_pem != NULL);
+	plugin_free(p);
+#undef PARSE
+#undef EC
+}
+
 static void t_refused_user(void)
 {
 	check(refused(cfg(GOOD_CLUSTER, GOOD_USER "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
 	    "      command: aws\n      args:\n      - eks\n      - get-token\n"),
-	    "exec credential plugins are not supported", "line 18:"));
+	    "has an exec plugin and a token, tokenFile or client certificate too", "line 18:"));
 	check(refused(cfg(GOOD_CLUSTER, GOOD_USER "    auth-provider:\n      name: oidc\n      config:\n"
 	    "        id-token: SECRETTOKEN-oidc\n"), "auth-provider plugins are not supported", "user \"u\""));
 	check(refused(cfg(GOOD_CLUSTER, "    username: admin\n    password: hunter2\n"),
@@ -465,7 +544,7 @@ static void t_refused_json(void)
 	    "\"contexts\": [{\"name\": \"x\", \"context\": {\"cluster\": \"c\", \"user\": \"u\"}}],\n"
 	    "\"clusters\": [{\"name\": \"c\", \"cluster\": {\"server\": \"https://h\", "
 	    "\"certificate-authority-data\": \"" CA64 "\"}}],\n\"current-context\": \"x\"}\n",
-	    "line 2:", "exec credential plugins are not supported"));
+	    "line 2:", "has an exec plugin and a token"));
 	check(refused("{\"clusters\": [{\"name\": \"c\", \"cluster\": {\"server\": \"https://h\", "
 	    "\"certificate-authority-data\": \"" CA64 "\", \"insecure-skip-tls-verify\": true}}],"
 	    "\"contexts\": [{\"name\": \"x\", \"context\": {\"cluster\": \"c\", \"user\": \"u\"}}],"
@@ -895,6 +974,8 @@ static const struct test tests[] = {
 	{ "merge_context_flag", t_merge_context_flag },
 	{ "merge_refusals", t_merge_refusals },
 	{ "merge_files", t_merge_files },
+	{ "exec_spec", t_exec_spec },
+	{ "exec_credential", t_exec_credential },
 	{ 0, 0 }
 };
 

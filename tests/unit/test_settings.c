@@ -323,6 +323,28 @@ static void t_help_and_version(void)
 	check(parse(&s, NULL, ARGS("help")) == 0 && s.mode == MODE_HELP);
 	check(parse(&s, NULL, ARGS("version")) == 0 && s.mode == MODE_VERSION);
 	check(parse(&s, NULL, ARGS("--help")) == 0 && s.mode == MODE_HELP);
+	/* as every CLI operators know: --version beside the command */
+	check(parse(&s, NULL, ARGS("--version")) == 0 && s.mode == MODE_VERSION);
+	check(parse(&s, NULL, ARGS("plan", "--version")) == 0 && s.mode == MODE_VERSION);
+	check(parse(&s, NULL, ARGS("completion", "bash")) == 0 && s.mode == MODE_COMPLETION && strcmp(s.shell, "bash") == 0);
+	check(parse(&s, NULL, ARGS("completion", "zsh")) == 0 && s.mode == MODE_COMPLETION && strcmp(s.shell, "zsh") == 0);
+	check(parse(&s, NULL, ARGS("completion", "fish")) < 0 && strstr(err, "bash or zsh"));
+	check(parse(&s, NULL, ARGS("completion")) < 0 && strstr(err, "bash or zsh"));
+}
+
+/* --log-format: text by default, json by the flag or the variable, anything else refused. */
+static void t_log_format(void)
+{
+	struct settings s;
+
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60"), NULL) == 0);
+	check(s.log_format == LOG_FORMAT_TEXT);
+	check(parse(&s, ARGS("NODE_RECOVERY_AFTER_SECONDS", "60", "NODE_RECOVERY_LOG_FORMAT", "json"), NULL) == 0);
+	check(s.log_format == LOG_FORMAT_JSON);
+	check(parse(&s, ARGS("NODE_RECOVERY_LOG_FORMAT", "json"), ARGS("--taint-after", "60", "--log-format=text")) == 0);
+	check(s.log_format == LOG_FORMAT_TEXT);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--log-format", "logfmt")) < 0);
+	check(strstr(err, "--log-format 'logfmt' is neither text nor json") != NULL);
 }
 
 /* Writes text to a new file under dir; returns its path (static buffer per slot). */
@@ -515,6 +537,56 @@ static void t_k3s_target(void)
 }
 
 
+/* As kubectl: $HOME/.kube/config when nothing else says where the cluster is, before k3s's file
+ * (an operator's own file is their choice); never in a pod, never over KUBECONFIG. */
+static void t_home_kubeconfig(void)
+{
+	char dir[] = "/tmp/nr-home-XXXXXX", kube[600], ca[700];
+	struct settings s;
+	struct kube_target t;
+
+	check(mkdtemp(dir) != NULL);
+	snprintf(kube, sizeof kube, "%s/.kube", dir);
+	check(mkdir(kube, 0700) == 0);
+	snprintf(ca, sizeof ca, "%s/ca.crt", kube);
+	put(kube, "ca.crt", "-----BEGIN CERTIFICATE-----\nxx\n-----END CERTIFICATE-----\n");
+	put(kube, "config", "current-context: laptop\ncontexts:\n- name: laptop\n  context:\n    cluster: c\n    user: u\n"
+	    "clusters:\n- name: c\n  cluster:\n    server: https://laptop.example:6443\n    certificate-authority: ca.crt\n"
+	    "users:\n- name: u\n  user:\n    token: home-token\n");
+	const char *const e[] = { "NODE_RECOVERY_AFTER_SECONDS", "60", "HOME", dir, NULL };
+	check(parse(&s, e, NULL) == 0);
+	/* must-fail: the old build went on to k3s's file (kubeconfig/k3s.yaml here) */
+	if (check(settings_target(&s, env, &t, err, sizeof err) == 0)) {
+		check(strcmp(t.server, "https://laptop.example:6443") == 0);
+		check(strstr(t.source, "/.kube/config (context laptop)") != NULL);
+	} else {
+		fprintf(stderr, "  %s\n", err);
+	}
+	kube_target_free(&t);
+	/* KUBECONFIG and the pod's account come first */
+	const char *const ek[] = { "NODE_RECOVERY_AFTER_SECONDS", "60", "HOME", dir, "KUBECONFIG", "kubeconfig/k3s.yaml", NULL };
+	check(parse(&s, ek, NULL) == 0 && settings_target(&s, env, &t, err, sizeof err) == 0);
+	check(strstr(t.source, "k3s.yaml") != NULL);
+	kube_target_free(&t);
+	const char *const ep[] = { "NODE_RECOVERY_AFTER_SECONDS", "60", "HOME", dir, "KUBERNETES_SERVICE_HOST", "10.43.0.1", NULL };
+	check(parse(&s, ep, NULL) == 0 && settings_target(&s, env, &t, err, sizeof err) == 0);
+	check(strstr(t.source, "service account") != NULL);
+	kube_target_free(&t);
+	/* a file there that is not a kubeconfig is refused, not passed over for k3s's */
+	put(kube, "config", "not: [a kubeconfig\n");
+	check(parse(&s, e, NULL) == 0 && settings_target(&s, env, &t, err, sizeof err) == -1);
+	check(strstr(err, "/.kube/config") != NULL);
+	/* no HOME, or none there: k3s's file, as before */
+	unlink(ca);
+	snprintf(ca, sizeof ca, "%s/config", kube);
+	unlink(ca);
+	check(parse(&s, e, NULL) == 0 && settings_target(&s, env, &t, err, sizeof err) == 0);
+	check(strstr(t.source, SETTINGS_K3S_KUBECONFIG) != NULL);
+	kube_target_free(&t);
+	rmdir(kube);
+	rmdir(dir);
+}
+
 /* Leader election: off by default; a namespace from the flag, the variable or the pod's file. */
 static void t_leader_elect(void)
 {
@@ -625,11 +697,13 @@ static const struct test tests[] = {
 	{ "settings_seconds", t_settings_seconds },
 	{ "bounds_in_messages", t_bounds_in_messages },
 	{ "help_and_version", t_help_and_version },
+	{ "log_format", t_log_format },
 	{ "table", t_table },
 	{ "explicit_target", t_explicit_target },
 	{ "pod_self_node", t_pod_self_node },
 	{ "pod_target", t_pod_target },
 	{ "k3s_target", t_k3s_target },
+	{ "home_kubeconfig", t_home_kubeconfig },
 	{ "kubeconfig_list", t_kubeconfig_list },
 	{ 0, 0 },
 };
