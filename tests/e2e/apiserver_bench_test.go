@@ -349,7 +349,7 @@ func TestBenchAPIServer(t *testing.T) {
 	t.Logf("%d k3s-shaped nodes registered in %s; a list of all is %.1f MiB of JSON", nodes, fmtSeconds(time.Since(t0)), float64(len(raw))/(1<<20))
 
 	rl := startRelay(t, strings.TrimPrefix(c.server, "https://"))
-	apiPID, etcdPID := procPID(t, c, "kube-apiserver"), procPID(t, c, "etcd")
+	apiPID, etcdPID := procPID(t, c, "kube-apiserver"), procPID(t, c, c.datastore)
 	user := saUser(saNamespace, saName)
 	var rows []benchRow
 	measureWindow := func(load, what string, args []string) {
@@ -421,8 +421,8 @@ func TestBenchAPIServer(t *testing.T) {
 func benchReport(c *cluster, nodes, listBytes int, window time.Duration, rows []benchRow, watches bool) string {
 	var b strings.Builder
 	perHour := func(x float64, d time.Duration) float64 { return x * float64(time.Hour) / float64(d) }
-	fmt.Fprintf(&b, "kube-apiserver %s, etcd %s; %d k3s-shaped nodes (a list of all: %.1f MiB of JSON); windows of %s after 20 s of warm-up; CPU from /proc/PID/stat, bytes through a loopback relay (TLS included), both extrapolated to an hour.\n\n",
-		c.serverVersion, c.etcdVersion, nodes, float64(listBytes)/(1<<20), window)
+	fmt.Fprintf(&b, "kube-apiserver %s, %s; %d k3s-shaped nodes (a list of all: %.1f MiB of JSON); windows of %s after 20 s of warm-up; CPU from /proc/PID/stat, bytes through a loopback relay (TLS included), both extrapolated to an hour.\n\n",
+		c.serverVersion, c.store(), nodes, float64(listBytes)/(1<<20), window)
 	b.WriteString("| load | noderecover | kube-apiserver CPU s/h (% of a core) | less the floor | etcd CPU s/h | noderecover CPU s/h | bytes to noderecover /h | bytes from it /h | lists / watches |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	floor := map[string]float64{}
