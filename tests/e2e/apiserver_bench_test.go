@@ -9,9 +9,10 @@ package e2e
 // On the e2e control plane, with kube-controller-manager stopped (nothing else writes a node),
 // it registers NODERECOVER_E2E_BENCH_NODES (1000) k3s-shaped nodes (12 labels, 12 annotations,
 // 4 conditions, 25 images of two names: the shape bench/standin/nodes.go serves) and measures,
-// for each window of NODERECOVER_E2E_BENCH_WINDOW (3m), kube-apiserver's and etcd's CPU (utime +
-// stime from /proc/PID/stat) and the bytes between noderecover and the API server (a TCP relay
-// on loopback counts them, TLS records included), in this order:
+// for each window of NODERECOVER_E2E_BENCH_WINDOW (3m), kube-apiserver's and etcd's (kine's with
+// NODERECOVER_E2E_DATASTORE=kine) CPU (utime + stime from /proc/PID/stat) and the bytes between
+// noderecover and the API server (a TCP relay on loopback counts them, TLS records included), in
+// this order:
 //
 //	idle:    no noderecover (the floor), `run --poll 15` polling, `run` watching;
 //	changes: the same three while every node's status is written once per 5 minutes (N/300 a
@@ -278,7 +279,7 @@ func heartbeats(ctx context.Context, c *cluster, n int, period time.Duration) *a
 type benchRow struct {
 	load, what          string
 	window              time.Duration
-	apiCPU, etcdCPU, nr float64 // seconds of CPU in the window
+	apiCPU, etcdCPU, nr float64 // seconds of CPU in the window (etcdCPU: the datastore's, etcd or kine)
 	down, up            int64   // bytes relayed
 	lists, watches      int
 }
@@ -387,8 +388,8 @@ func TestBenchAPIServer(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s, %s: kube-apiserver %.2f s CPU, etcd %.2f s, noderecover %.2f s, %d bytes to noderecover in %s",
-			load, what, row.apiCPU, row.etcdCPU, row.nr, row.down, fmtSeconds(row.window))
+		t.Logf("%s, %s: kube-apiserver %.2f s CPU, %s %.2f s, noderecover %.2f s, %d bytes to noderecover in %s",
+			load, what, row.apiCPU, c.datastore, row.etcdCPU, row.nr, row.down, fmtSeconds(row.window))
 		rows = append(rows, row)
 	}
 	base := []string{"--self-node", "none", "--taint-after", "300"}
@@ -423,7 +424,7 @@ func benchReport(c *cluster, nodes, listBytes int, window time.Duration, rows []
 	perHour := func(x float64, d time.Duration) float64 { return x * float64(time.Hour) / float64(d) }
 	fmt.Fprintf(&b, "kube-apiserver %s, %s; %d k3s-shaped nodes (a list of all: %.1f MiB of JSON); windows of %s after 20 s of warm-up; CPU from /proc/PID/stat, bytes through a loopback relay (TLS included), both extrapolated to an hour.\n\n",
 		c.serverVersion, c.store(), nodes, float64(listBytes)/(1<<20), window)
-	b.WriteString("| load | noderecover | kube-apiserver CPU s/h (% of a core) | less the floor | etcd CPU s/h | noderecover CPU s/h | bytes to noderecover /h | bytes from it /h | lists / watches |\n")
+	fmt.Fprintf(&b, "| load | noderecover | kube-apiserver CPU s/h (%% of a core) | less the floor | %s CPU s/h | noderecover CPU s/h | bytes to noderecover /h | bytes from it /h | lists / watches |\n", c.datastore)
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	floor := map[string]float64{}
 	share := map[string]float64{}
