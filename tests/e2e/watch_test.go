@@ -57,10 +57,11 @@ const (
 	watchBound = 2 * time.Second
 )
 
-// watchBoundOf is watchBound on etcd and a second more on kine: kine polls its database for
-// changes every second (--datastore-poll-interval), and kube-apiserver's list from its watch
-// cache waits for kine's answer that the cache is current, which comes at that poll. Measured
-// on kine: a taint a median 1.0 s after its threshold, against 0.2 s on etcd (BENCHMARKS.md).
+// watchBoundOf is watchBound on etcd and a second more on kine: kine looks for new rows in its
+// database every second (--datastore-poll-interval) when none was written through it, so a
+// change can reach kube-apiserver's watch cache, and a list from the cache that waits for it,
+// up to a second later. Measured (BENCHMARKS.md, "On kine"): the worst of 8 taints 1.7 s after
+// the threshold on kine, 1.4 s on etcd; the quieter run, medians of 1.0 and 0.2 s.
 func watchBoundOf(c *cluster) time.Duration {
 	if c.datastore == "kine" {
 		return watchBound + time.Second
