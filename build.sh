@@ -551,6 +551,8 @@ test_all() {
 		say "skipping the end-to-end tests (NODERECOVER_SKIP_E2E=1)"
 	else
 		suite e2e status e2e sh tests/e2e/run.sh $B/noderecover
+		# a subset again on kine over SQLite, k3s's default datastore (tests/e2e/run.sh)
+		suite e2e-kine status e2e-kine env NODERECOVER_E2E_DATASTORE=kine sh tests/e2e/run.sh $B/noderecover
 		# the chaos soak's short form (tests/e2e/soak_test.go): a few minutes of faults
 		suite soak status soak soak "$SOAK_SHORT" "${NODERECOVER_SOAK_NODES:-$SOAK_SHORT_NODES}"
 	fi

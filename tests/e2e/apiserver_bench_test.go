@@ -9,9 +9,10 @@ package e2e
 // On the e2e control plane, with kube-controller-manager stopped (nothing else writes a node),
 // it registers NODERECOVER_E2E_BENCH_NODES (1000) k3s-shaped nodes (12 labels, 12 annotations,
 // 4 conditions, 25 images of two names: the shape bench/standin/nodes.go serves) and measures,
-// for each window of NODERECOVER_E2E_BENCH_WINDOW (3m), kube-apiserver's and etcd's CPU (utime +
-// stime from /proc/PID/stat) and the bytes between noderecover and the API server (a TCP relay
-// on loopback counts them, TLS records included), in this order:
+// for each window of NODERECOVER_E2E_BENCH_WINDOW (3m), kube-apiserver's and etcd's (kine's with
+// NODERECOVER_E2E_DATASTORE=kine) CPU (utime + stime from /proc/PID/stat) and the bytes between
+// noderecover and the API server (a TCP relay on loopback counts them, TLS records included), in
+// this order:
 //
 //	idle:    no noderecover (the floor), `run --poll 15` polling, `run` watching;
 //	changes: the same three while every node's status is written once per 5 minutes (N/300 a
@@ -287,7 +288,7 @@ func heartbeats(ctx context.Context, c *cluster, n int, period time.Duration, de
 type benchRow struct {
 	load, what          string
 	window              time.Duration
-	apiCPU, etcdCPU, nr float64 // seconds of CPU in the window
+	apiCPU, etcdCPU, nr float64 // seconds of CPU in the window (etcdCPU: the datastore's, etcd or kine)
 	down, up            int64   // bytes relayed
 	lists, watches      int
 	died, tainted       int // rolling: nodes that died in the window, and those tainted by its end
@@ -399,7 +400,7 @@ func TestBenchAPIServer(t *testing.T) {
 	t.Logf("%d k3s-shaped nodes registered in %s; a list of all is %.1f MiB of JSON", nodes, fmtSeconds(time.Since(t0)), float64(len(raw))/(1<<20))
 
 	rl := startRelay(t, strings.TrimPrefix(c.server, "https://"))
-	apiPID, etcdPID := procPID(t, c, "kube-apiserver"), procPID(t, c, "etcd")
+	apiPID, etcdPID := procPID(t, c, "kube-apiserver"), procPID(t, c, c.datastore)
 	user := saUser(saNamespace, saName)
 	var rows []benchRow
 	// during: started with the window, ended with it, telling how many nodes died and were tainted
@@ -447,8 +448,8 @@ func TestBenchAPIServer(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s, %s: kube-apiserver %.2f s CPU, etcd %.2f s, noderecover %.2f s, %d bytes to noderecover in %s",
-			load, what, row.apiCPU, row.etcdCPU, row.nr, row.down, fmtSeconds(row.window))
+		t.Logf("%s, %s: kube-apiserver %.2f s CPU, %s %.2f s, noderecover %.2f s, %d bytes to noderecover in %s",
+			load, what, row.apiCPU, c.datastore, row.etcdCPU, row.nr, row.down, fmtSeconds(row.window))
 		rows = append(rows, row)
 	}
 	base := []string{"--self-node", "none", "--taint-after", "300"}
@@ -519,9 +520,9 @@ func TestBenchAPIServer(t *testing.T) {
 func benchReport(c *cluster, nodes, listBytes int, window, rolling time.Duration, rows []benchRow, watches bool) string {
 	var b strings.Builder
 	perHour := func(x float64, d time.Duration) float64 { return x * float64(time.Hour) / float64(d) }
-	fmt.Fprintf(&b, "kube-apiserver %s, etcd %s; %d k3s-shaped nodes (a list of all: %.1f MiB of JSON); windows of %s (rolling: %s) after 20 s of warm-up; CPU from /proc/PID/stat, bytes through a loopback relay (TLS included), both extrapolated to an hour; lists as the audit log counts them (a one-node read of the store's revision is one).\n\n",
-		c.serverVersion, c.etcdVersion, nodes, float64(listBytes)/(1<<20), window, rolling)
-	b.WriteString("| load | noderecover | kube-apiserver CPU s/h (% of a core) | less the floor | etcd CPU s/h | noderecover CPU s/h | bytes to noderecover /h | bytes from it /h | lists / watches | died / tainted |\n")
+	fmt.Fprintf(&b, "kube-apiserver %s, %s; %d k3s-shaped nodes (a list of all: %.1f MiB of JSON); windows of %s (rolling: %s) after 20 s of warm-up; CPU from /proc/PID/stat, bytes through a loopback relay (TLS included), both extrapolated to an hour; lists as the audit log counts them (a one-node read of the store's revision is one).\n\n",
+		c.serverVersion, c.store(), nodes, float64(listBytes)/(1<<20), window, rolling)
+	fmt.Fprintf(&b, "| load | noderecover | kube-apiserver CPU s/h (%% of a core) | less the floor | %s CPU s/h | noderecover CPU s/h | bytes to noderecover /h | bytes from it /h | lists / watches | died / tainted |\n", c.datastore)
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	floor := map[string]float64{}
 	share := map[string]float64{}

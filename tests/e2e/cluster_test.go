@@ -1,7 +1,7 @@
 package e2e
 
-// The control plane: etcd, kube-apiserver and kube-controller-manager on loopback,
-// free ports, one throwaway directory, all stopped on exit.
+// The control plane: etcd (or kine over SQLite, k3s's default datastore), kube-apiserver and
+// kube-controller-manager on loopback, free ports, one throwaway directory, all stopped on exit.
 
 import (
 	"bytes"
@@ -40,10 +40,34 @@ const (
 	nodeStartupGrace  = "10s"
 )
 
+// kine's compaction in the kine runs: its own, every few seconds, keeping few revisions (its
+// defaults are off, for kube-apiserver's compaction every 5 minutes, and 1000), so the relist
+// after a compaction (scenario 17) is kine's doing and takes seconds, and every scenario on
+// kine runs with a compactor busy beside it.
+const (
+	kineCompactInterval  = "5s"
+	kineCompactMinRetain = 20
+)
+
+// datastore is the store the control plane runs on: NODERECOVER_E2E_DATASTORE, "etcd" (the
+// default) or "kine" (kine over SQLite, as a single-server k3s keeps its state).
+func datastore() (string, error) {
+	switch d := os.Getenv("NODERECOVER_E2E_DATASTORE"); d {
+	case "", "etcd":
+		return "etcd", nil
+	case "kine":
+		return "kine", nil
+	default:
+		return "", fmt.Errorf("NODERECOVER_E2E_DATASTORE=%q: want etcd or kine", d)
+	}
+}
+
 type cluster struct {
 	dir        string
 	binDir     string
-	etcdURL    string
+	datastore  string // "etcd" or "kine": the store's process name as well
+	kineDir    string // holds kine, when datastore is kine
+	etcdURL    string // the store's etcd API (kine's too), what kube-apiserver's --etcd-servers names
 	server     string // https://127.0.0.1:PORT
 	caFile     string
 	caPEM      []byte
@@ -52,7 +76,7 @@ type cluster struct {
 	config     *rest.Config
 	cs         *kubernetes.Clientset
 
-	etcdVersion   string
+	etcdVersion   string // the store's version, etcd's or kine's
 	serverVersion string
 	startSeconds  float64
 
@@ -190,12 +214,17 @@ rules:
 `
 
 func (c *cluster) start(ctx context.Context, name string, args []string) (*proc, error) {
+	return c.startBin(ctx, name, filepath.Join(c.binDir, name), args)
+}
+
+// startBin starts the program at path as component name (its log: name.log).
+func (c *cluster) startBin(ctx context.Context, name, path string, args []string) (*proc, error) {
 	logPath := filepath.Join(c.dir, name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(c.binDir, name), args...)
+	cmd := exec.Command(path, args...)
 	cmd.Stdout = f
 	cmd.Stderr = f
 	cmd.Dir = c.dir
@@ -267,13 +296,13 @@ func waitHTTP(ctx context.Context, p *proc, client *http.Client, url, token stri
 	return fmt.Errorf("%s: %s not ready after %s (last: %.300s); log tail:\n%s", p.name, url, timeout, last, tail(p.log, 30))
 }
 
-func startCluster(ctx context.Context, binDir string) (*cluster, error) {
+func startCluster(ctx context.Context, binDir, store, kineDir string) (*cluster, error) {
 	t0 := time.Now()
 	dir, err := os.MkdirTemp("", "noderecover-e2e-")
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{dir: dir, binDir: binDir, adminToken: randomToken()}
+	c := &cluster{dir: dir, binDir: binDir, datastore: store, kineDir: kineDir, adminToken: randomToken()}
 	ok := false
 	defer func() {
 		if !ok {
@@ -302,36 +331,12 @@ func startCluster(ctx context.Context, binDir string) (*cluster, error) {
 	}
 	etcdClient, etcdPeer, apiPort, kcmPort := ports[0], ports[1], ports[2], ports[3]
 
-	// etcd
-	c.etcdURL = fmt.Sprintf("http://127.0.0.1:%d", etcdClient)
-	peerURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPeer)
-	etcd, err := c.start(ctx, "etcd", []string{
-		"--name=e2e",
-		"--data-dir=" + filepath.Join(dir, "etcd-data"),
-		"--listen-client-urls=" + c.etcdURL,
-		"--advertise-client-urls=" + c.etcdURL,
-		"--listen-peer-urls=" + peerURL,
-		"--initial-advertise-peer-urls=" + peerURL,
-		"--initial-cluster=e2e=" + peerURL,
-		"--log-level=warn",
-		"--unsafe-no-fsync", // a throwaway test store; keeps 2 cores from waiting on disk
-	})
-	if err != nil {
-		return nil, err
-	}
-	plain := &http.Client{Timeout: 2 * time.Second}
-	if err := waitHTTP(ctx, etcd, plain, c.etcdURL+"/health", "", 30*time.Second, func(code int, body []byte) bool {
-		return code == 200 && bytes.Contains(body, []byte(`"health":"true"`))
-	}); err != nil {
-		return nil, err
-	}
-	if resp, err := plain.Get(c.etcdURL + "/version"); err == nil {
-		var v struct {
-			Server string `json:"etcdserver"`
+	if c.datastore == "kine" {
+		if err := c.startKine(ctx, etcdClient); err != nil {
+			return nil, err
 		}
-		json.NewDecoder(resp.Body).Decode(&v)
-		resp.Body.Close()
-		c.etcdVersion = v.Server
+	} else if err := c.startEtcd(ctx, etcdClient, etcdPeer); err != nil {
+		return nil, err
 	}
 
 	// kube-apiserver
@@ -434,6 +439,88 @@ current-context: e2e
 	return c, nil
 }
 
+// startEtcd starts etcd on its client and peer ports and waits for its /health.
+func (c *cluster) startEtcd(ctx context.Context, clientPort, peerPort int) error {
+	c.etcdURL = fmt.Sprintf("http://127.0.0.1:%d", clientPort)
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
+	etcd, err := c.start(ctx, "etcd", []string{
+		"--name=e2e",
+		"--data-dir=" + filepath.Join(c.dir, "etcd-data"),
+		"--listen-client-urls=" + c.etcdURL,
+		"--advertise-client-urls=" + c.etcdURL,
+		"--listen-peer-urls=" + peerURL,
+		"--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=e2e=" + peerURL,
+		"--log-level=warn",
+		"--unsafe-no-fsync", // a throwaway test store; keeps 2 cores from waiting on disk
+	})
+	if err != nil {
+		return err
+	}
+	plain := &http.Client{Timeout: 2 * time.Second}
+	if err := waitHTTP(ctx, etcd, plain, c.etcdURL+"/health", "", 30*time.Second, func(code int, body []byte) bool {
+		return code == 200 && bytes.Contains(body, []byte(`"health":"true"`))
+	}); err != nil {
+		return err
+	}
+	if resp, err := plain.Get(c.etcdURL + "/version"); err == nil {
+		var v struct {
+			Server string `json:"etcdserver"`
+		}
+		json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+		c.etcdVersion = v.Server
+	}
+	return nil
+}
+
+// startKine starts kine on port with its default datastore, SQLite in ./db/state.db of the
+// run's directory (as k3s keeps it in its server directory), and its default poll of the
+// database every second. kine answers etcd's gRPC API but not etcd's HTTP /health or
+// /version: this waits for its port, and kube-apiserver's /readyz for the rest.
+func (c *cluster) startKine(ctx context.Context, port int) error {
+	kine := filepath.Join(c.kineDir, "kine")
+	if out, err := exec.Command(kine, "--version").Output(); err == nil {
+		// "kine version v0.17.5 (HEAD)" (urfave/cli's --version)
+		if f := strings.Fields(string(out)); len(f) >= 3 {
+			c.etcdVersion = f[2]
+		}
+	}
+	c.etcdURL = fmt.Sprintf("http://127.0.0.1:%d", port)
+	p, err := c.startBin(ctx, "kine", kine, []string{
+		fmt.Sprintf("--listen-address=127.0.0.1:%d", port),
+		"--metrics-bind-address=0", // its default, :8080 on every address, is nothing of this test's
+		"--compact-interval=" + kineCompactInterval,
+		fmt.Sprintf("--compact-min-retain=%d", kineCompactMinRetain),
+	})
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if p.exited() {
+			return fmt.Errorf("kine exited (%v) before it listened; log tail:\n%s", p.err, tail(p.log, 30))
+		}
+		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kine not listening on port %d after 30s: %v; log tail:\n%s", port, err, tail(p.log, 30))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// store names the datastore and its version: "etcd 3.6.8", "kine v0.17.5 (SQLite)".
+func (c *cluster) store() string {
+	if c.datastore == "kine" {
+		return "kine " + c.etcdVersion + " (SQLite)"
+	}
+	return "etcd " + c.etcdVersion
+}
+
 // alive reports an error if a component died.
 func (c *cluster) alive() error {
 	c.mu.Lock()
@@ -468,7 +555,7 @@ func (c *cluster) stop() {
 }
 
 func (c *cluster) dumpLogs(w io.Writer) {
-	for _, n := range []string{"etcd", "kube-apiserver", "kube-controller-manager"} {
+	for _, n := range []string{c.datastore, "kube-apiserver", "kube-controller-manager"} {
 		fmt.Fprintf(w, "---- %s log tail ----\n%s\n", n, tail(filepath.Join(c.dir, n+".log"), 40))
 	}
 }

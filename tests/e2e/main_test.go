@@ -19,6 +19,8 @@ import (
 //	NODERECOVER_E2E_BINDIR   directory holding etcd, kube-apiserver, kube-controller-manager;
 //	                         unset: ./build-control-plane.sh builds or finds them in the cache
 //	NODERECOVER_E2E_KEEP=1   keep the throwaway directory (logs, audit log) after a pass
+//	NODERECOVER_E2E_DATASTORE  etcd (default) or kine: kine over SQLite in etcd's place
+//	NODERECOVER_E2E_KINEDIR  directory holding kine; unset: ./build-control-plane.sh --kine
 
 var (
 	clusterOnce sync.Once
@@ -52,6 +54,20 @@ func controlPlaneBinDir() (string, error) {
 	return lines[len(lines)-1], nil
 }
 
+func kineBinDir() (string, error) {
+	if d := os.Getenv("NODERECOVER_E2E_KINEDIR"); d != "" {
+		return d, nil
+	}
+	cmd := exec.Command("./build-control-plane.sh", "--kine")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("build-control-plane.sh --kine: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1], nil
+}
+
 // getCluster starts the shared control plane on first use.
 func getCluster(t *testing.T) *cluster {
 	t.Helper()
@@ -62,10 +78,22 @@ func getCluster(t *testing.T) *cluster {
 			clusterErr = err
 			return
 		}
-		theCluster, clusterErr = startCluster(context.Background(), dir)
+		store, err := datastore()
+		if err != nil {
+			clusterErr = err
+			return
+		}
+		var kineDir string
+		if store == "kine" {
+			if kineDir, err = kineBinDir(); err != nil {
+				clusterErr = err
+				return
+			}
+		}
+		theCluster, clusterErr = startCluster(context.Background(), dir, store, kineDir)
 		if clusterErr == nil {
-			fmt.Printf("e2e: control plane up in %.1fs: kube-apiserver %s, etcd %s, dir %s\n",
-				theCluster.startSeconds, theCluster.serverVersion, theCluster.etcdVersion, theCluster.dir)
+			fmt.Printf("e2e: control plane up in %.1fs: kube-apiserver %s, %s, dir %s\n",
+				theCluster.startSeconds, theCluster.serverVersion, theCluster.store(), theCluster.dir)
 		}
 	})
 	if clusterErr != nil {

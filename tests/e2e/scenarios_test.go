@@ -49,8 +49,8 @@ func printResults() {
 	}
 	fmt.Println("e2e: measured times")
 	if theCluster != nil {
-		fmt.Printf("  server: kube-apiserver %s, etcd %s; control plane start %.1fs; node monitor grace %s\n",
-			theCluster.serverVersion, theCluster.etcdVersion, theCluster.startSeconds, nodeMonitorGrace)
+		fmt.Printf("  server: kube-apiserver %s, %s; control plane start %.1fs; node monitor grace %s\n",
+			theCluster.serverVersion, theCluster.store(), theCluster.startSeconds, nodeMonitorGrace)
 	}
 	for _, r := range results {
 		fmt.Println("  " + r)
@@ -63,7 +63,7 @@ func printResults() {
 func TestControlPlane(t *testing.T) {
 	c := getCluster(t)
 	ctx := context.Background()
-	t.Logf("server version %s, etcd %s", c.serverVersion, c.etcdVersion)
+	t.Logf("server version %s, %s", c.serverVersion, c.store())
 	k := newKubelets(c.cs)
 	defer k.removeAll(ctx)
 	if _, err := k.add(ctx, nodeSpec{name: "cp-alive", alive: true}); err != nil {
@@ -93,7 +93,7 @@ func TestNodeRecover(t *testing.T) {
 	c := getCluster(t)
 	noderecoverBin(t)
 	ctx := context.Background()
-	t.Logf("server version %s, etcd %s", c.serverVersion, c.etcdVersion)
+	t.Logf("server version %s, %s", c.serverVersion, c.store())
 
 	// The ServiceAccount and its permissions come from `noderecover manifests` (what deploy/
 	// holds), as a cluster admin or k3s applies them.

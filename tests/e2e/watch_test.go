@@ -37,6 +37,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -46,6 +47,7 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -54,6 +56,18 @@ const (
 	watchPoll  = 60 // --poll of every watcher here: a poller is up to a minute late
 	watchBound = 2 * time.Second
 )
+
+// watchBoundOf is watchBound on etcd and a second more on kine: kine looks for new rows in its
+// database every second (--datastore-poll-interval) when none was written through it, so a
+// change can reach kube-apiserver's watch cache, and a list from the cache that waits for it,
+// up to a second later. Measured (BENCHMARKS.md, "On kine"): the worst of 8 taints 1.7 s after
+// the threshold on kine, 1.4 s on etcd; the issue's quieter run, medians of 1.0 and 0.2 s.
+func watchBoundOf(c *cluster) time.Duration {
+	if c.datastore == "kine" {
+		return watchBound + time.Second
+	}
+	return watchBound
+}
 
 var (
 	watchFlagOnce sync.Once
@@ -320,6 +334,50 @@ func etcdBumpAndCompact(t *testing.T, c *cluster) int64 {
 	return rev
 }
 
+// kineBumpAndCompact is etcdBumpAndCompact on kine, through its etcd gRPC API (it has no HTTP
+// gateway): it writes a key of its own kineCompactMinRetain+1 times, so the revision moves past
+// every resourceVersion anyone saw by more than kine keeps, then waits for kine's own compactor
+// (every kineCompactInterval; kine ignores a client's compaction request while its compactor
+// runs) to compact past them, and returns the revision it compacted to, from kine's log.
+func kineBumpAndCompact(t *testing.T, c *cluster) int64 {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{c.etcdURL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("kine: %v", err)
+	}
+	defer cli.Close()
+	var rev int64
+	for i := 0; i <= kineCompactMinRetain; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		r, err := cli.Put(ctx, "/e2e/compaction-bump", time.Now().String())
+		cancel()
+		if err != nil {
+			t.Fatalf("kine put: %v", err)
+		}
+		rev = r.Header.Revision
+	}
+	want := rev - kineCompactMinRetain
+	compactedTo := regexp.MustCompile(`compacted to ([0-9]+)/`)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, err := os.ReadFile(filepath.Join(c.dir, "kine.log"))
+		if err != nil {
+			t.Fatalf("kine's log: %v", err)
+		}
+		var last int64
+		for _, m := range compactedTo.FindAllSubmatch(b, -1) {
+			last, _ = strconv.ParseInt(string(m[1]), 10, 64)
+		}
+		if last >= want {
+			return last
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kine did not compact to revision %d within 60 s of the write (last compacted to %d; --compact-interval %s)", want, last, kineCompactInterval)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 // ---- the scenarios ----
 
 // TestWatch runs scenarios 15-19 on the shared control plane, after TestNodeRecover. Alone:
@@ -405,14 +463,14 @@ func scenarioWatchThreshold(t *testing.T, c *cluster, tokenFile string) {
 		if late < 0 {
 			t.Errorf("%s tainted %s before its threshold", n, fmtSeconds(-late))
 		}
-		if late > watchBound {
+		if late > watchBoundOf(c) {
 			t.Errorf("%s tainted %s after its threshold (Unknown at %s + %ds, API server's clock), more than %s: not acting on the event",
-				n, fmtSeconds(late), ltt[n].UTC().Format(time.RFC3339), threshold, watchBound)
+				n, fmtSeconds(late), ltt[n].UTC().Format(time.RFC3339), threshold, watchBoundOf(c))
 		}
 	}
 	requireWatch(t, c, user, started, "scenario 15")
 	measure(t, "scenario 15: %d nodes dying 7 s apart, --poll %d --taint-after %d: tainted after their threshold by %s (worst %s; bound %s)",
-		len(dying), watchPoll, threshold, strings.Join(lines, ", "), fmtSeconds(worst), watchBound)
+		len(dying), watchPoll, threshold, strings.Join(lines, ", "), fmtSeconds(worst), watchBoundOf(c))
 }
 
 // scenario 18: a dying node whose labels change every 50 ms, beside a dying node left alone.
@@ -630,8 +688,8 @@ func scenarioWatchLease(t *testing.T, c *cluster) {
 	ltt := waitUnknown(t, c, dies)
 	waitTainted(t, c, dies, time.Until(ltt.Add(threshold*time.Second))+watchPoll*time.Second+10*time.Second)
 	late := firstPatch(t, c, userA, dies, end).Sub(ltt.Add(threshold * time.Second))
-	if late < 0 || late > watchBound {
-		t.Errorf("%s tainted %s after its threshold by the leader after a quiet watch of %s, want 0 to %s", dies, fmtSeconds(late), spell, watchBound)
+	if late < 0 || late > watchBoundOf(c) {
+		t.Errorf("%s tainted %s after its threshold by the leader after a quiet watch of %s, want 0 to %s", dies, fmtSeconds(late), spell, watchBoundOf(c))
 	}
 	a.stop(t)
 	b.stop(t)
@@ -716,19 +774,19 @@ func scenarioWatchRestart(t *testing.T, c *cluster, tokenFile string) {
 	tainted := firstPatch(t, c, user, dies, down)
 	clearLate := cleared.Sub(latest(readyRet, back))
 	taintLate := tainted.Sub(latest(lttDies.Add(threshold*time.Second), back))
-	if clearLate > watchBound {
+	if clearLate > watchBoundOf(c) {
 		t.Errorf("%s cleared %s after the later of Ready (%s) and the watcher being back (%s), more than %s",
-			returns, fmtSeconds(clearLate), readyRet.UTC().Format(time.RFC3339), back.UTC().Format(time.RFC3339Nano), watchBound)
+			returns, fmtSeconds(clearLate), readyRet.UTC().Format(time.RFC3339), back.UTC().Format(time.RFC3339Nano), watchBoundOf(c))
 	}
 	if tainted.Before(lttDies.Add(threshold * time.Second)) {
 		t.Errorf("%s tainted before its threshold", dies)
 	}
-	if taintLate > watchBound {
+	if taintLate > watchBoundOf(c) {
 		t.Errorf("%s (stopped while the API server was down) tainted %s after the later of its threshold and the watcher being back, more than %s",
-			dies, fmtSeconds(taintLate), watchBound)
+			dies, fmtSeconds(taintLate), watchBoundOf(c))
 	}
 	measure(t, "scenario 16: kube-apiserver down %s; the watcher read again %s after it was ready; the node that returned cleared %s and the one that died tainted %s after the later of due and back (bound %s)",
-		fmtSeconds(up.Sub(down)), fmtSeconds(back.Sub(up)), fmtSeconds(clearLate), fmtSeconds(taintLate), watchBound)
+		fmtSeconds(up.Sub(down)), fmtSeconds(back.Sub(up)), fmtSeconds(clearLate), fmtSeconds(taintLate), watchBoundOf(c))
 }
 
 // scenario 17: the watcher's resourceVersion compacted away while the API server is down. Its
@@ -765,8 +823,12 @@ func scenarioWatchCompaction(t *testing.T, c *cluster, tokenFile string) {
 	})
 	time.Sleep(6 * time.Second) // a status write of every node: events on the stream
 	var compacted int64
-	down, up := restartAPIServer(t, c, func() { compacted = etcdBumpAndCompact(t, c) })
-	t.Logf("etcd compacted at revision %d while kube-apiserver was down (%s)", compacted, fmtSeconds(up.Sub(down)))
+	bumpAndCompact := etcdBumpAndCompact
+	if c.datastore == "kine" {
+		bumpAndCompact = kineBumpAndCompact
+	}
+	down, up := restartAPIServer(t, c, func() { compacted = bumpAndCompact(t, c) })
+	t.Logf("%s compacted at revision %d while kube-apiserver was down (%s)", c.datastore, compacted, fmtSeconds(up.Sub(down)))
 
 	// Wait until the watcher is back and follows a watch past the compaction.
 	var after []auditRecord
@@ -836,10 +898,10 @@ func scenarioWatchCompaction(t *testing.T, c *cluster, tokenFile string) {
 	ltt := waitUnknown(t, c, dies)
 	waitTainted(t, c, dies, time.Until(ltt.Add(threshold*time.Second))+watchPoll*time.Second+10*time.Second)
 	late := firstPatch(t, c, user, dies, down).Sub(ltt.Add(threshold * time.Second))
-	if late < 0 || late > watchBound {
-		t.Errorf("%s tainted %s after its threshold after the relist, want 0 to %s", dies, fmtSeconds(late), watchBound)
+	if late < 0 || late > watchBoundOf(c) {
+		t.Errorf("%s tainted %s after its threshold after the relist, want 0 to %s", dies, fmtSeconds(late), watchBoundOf(c))
 	}
 	w.stop(t)
-	measure(t, "scenario 17: etcd compacted at %d while kube-apiserver was down: the watch from %d was too old, the next request a list (%d stale watch); a node dying after the relist tainted %s after its threshold",
-		compacted, oldRV, stale, fmtSeconds(late))
+	measure(t, "scenario 17: %s compacted at %d while kube-apiserver was down: the watch from %d was too old, the next request a list (%d stale watch); a node dying after the relist tainted %s after its threshold",
+		c.datastore, compacted, oldRV, stale, fmtSeconds(late))
 }
