@@ -8,12 +8,14 @@ import base64
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 
 import fixtures
 from apiserver import Reply, StandIn, status_body
 from harness import BINARY, Case, certdir, uk
+from test_listen import free_port
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PLUGIN = os.path.join(HERE, "credplugin.py")
@@ -232,6 +234,37 @@ class ExecPlugin(Case):
         self.assertTrue(bad, err)
         self.assertEqual(self.srv.mutating(), [], "acted on while the plugin failed\n" + err)
         self.assertNotIn(self.TOKEN[:12], err)
+
+    def test_no_descriptor_of_ours_reaches_the_plugin(self):
+        # the plugin gets /dev/null and its two pipes: not the API connection, not a scraper's
+        # connection to --listen held open while the plugin runs again
+        self.server(fixtures.etcd_servers(3))
+        port = free_port()
+        kc = self.kubeconfig(env={"PLUGIN_EXPIRE_IN": "2"})
+        argv = self.argv(kc, mode="run", extra=["--poll", "1s", "--listen", "127.0.0.1:%d" % port])
+        errp = os.path.join(self.tmp, "run.err")
+        held = []
+        with open(errp, "wb") as ef:
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=ef, stderr=ef, env=self.env())
+            try:
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and len(self.plugin_runs()) < 4:
+                    # a scraper that connected and has not sent its request yet
+                    try:
+                        held.append(socket.create_connection(("127.0.0.1", port), timeout=1))
+                    except OSError:
+                        pass
+                    time.sleep(0.3)
+            finally:
+                for c in held:
+                    c.close()
+                p.send_signal(signal.SIGTERM)
+                p.wait(timeout=15)
+        runs = self.plugin_runs()
+        self.assertGreaterEqual(len(runs), 3, runs)
+        for run in runs:
+            leaked = [fd for fd in run["fds"] if fd.startswith("socket:")]
+            self.assertEqual(leaked, [], "the plugin inherited sockets: %r" % run["fds"])
 
     def test_client_certificate_plugin(self):
         self.srv = StandIn(certdir(), nodes=self.nodes(), client_ca=True, token="unused-token").start()
