@@ -266,6 +266,47 @@ class ExecPlugin(Case):
             leaked = [fd for fd in run["fds"] if fd.startswith("socket:")]
             self.assertEqual(leaked, [], "the plugin inherited sockets: %r" % run["fds"])
 
+    def test_sigterm_while_the_plugin_hangs(self):
+        # a stop is not held up by the plugin's 30 s deadline: it and what it started are killed
+        self.server(fixtures.etcd_servers(3))
+        kc = self.kubeconfig(env={"PLUGIN_EXPIRE_IN": "2", "PLUGIN_MODES": "token,hang"})
+        argv = self.argv(kc, mode="run", extra=["--poll", "1s"])
+        errp = os.path.join(self.tmp, "run.err")
+        child_file = os.path.join(self.state, "child")
+        with open(errp, "wb") as ef:
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=ef, stderr=ef, env=self.env())
+            try:
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and not os.path.exists(child_file):
+                    time.sleep(0.1)
+                self.assertTrue(os.path.exists(child_file), "the plugin never hung")
+                time.sleep(0.5)
+                t0 = time.monotonic()
+                p.send_signal(signal.SIGTERM)
+                rc = p.wait(timeout=25)
+                took = time.monotonic() - t0
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        with open(errp, "rb") as f:
+            err = f.read().decode("utf-8", "replace")
+        self.assertEqual(rc, 0, err)
+        self.assertLess(took, 5, "stopping waited %.1fs for the plugin\n%s" % (took, err))
+        with open(child_file) as f:
+            child = int(f.read())
+        for _ in range(30):
+            try:
+                with open("/proc/%d/stat" % child) as f:
+                    if f.read().split(") ")[1].startswith("Z"):
+                        break
+            except FileNotFoundError:
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(child, signal.SIGKILL)
+            self.fail("the plugin's child still runs after the stop")
+
     def test_client_certificate_plugin(self):
         self.srv = StandIn(certdir(), nodes=self.nodes(), client_ca=True, token="unused-token").start()
         self.addCleanup(self.srv.stop)
