@@ -135,7 +135,7 @@ static int plugin_fresh(struct kube *k, int force)
 	if (!p)
 		return 0;
 	if ((force && p->gen == k->plugin_gen) || plugin_expired(p, time(NULL)))
-		if (plugin_run(p, k->err, sizeof k->err) < 0)
+		if (plugin_run(p, k->stop, k->err, sizeof k->err) < 0)
 			return -1;
 	return p->gen != k->plugin_gen ? plugin_adopt(k) : 0;
 }

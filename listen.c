@@ -8,6 +8,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -290,6 +291,8 @@ static void accept_some(struct listener *ls, long long now)
 			return;
 		if (c->fd >= 0)
 			drop(c);
+		/* never handed to an exec credential plugin the main thread starts (plugin.c) */
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
 		c->fd = fd;
 		c->since = now;

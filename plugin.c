@@ -279,8 +279,8 @@ static void kill_all(pid_t pid)
  * PLUGIN_STDERR_MAX bytes into e) until both end, then its exit, by the deadline end (clock_ms).
  * Returns 0 with *status set, or -1 with the reason in err (the plugin killed).
  */
-static int collect(struct plugin *p, pid_t pid, int fo, int fe, int64_t end, size_t *on, char *e, size_t *en,
-    int *status, char *err, size_t errlen)
+static int collect(struct plugin *p, pid_t pid, int fo, int fe, int64_t end, const volatile sig_atomic_t *stop,
+    size_t *on, char *e, size_t *en, int *status, char *err, size_t errlen)
 {
 	char sink[512];
 	struct pollfd fds[2] = { { fo, POLLIN, 0 }, { fe, POLLIN, 0 } };
@@ -295,6 +295,10 @@ static int collect(struct plugin *p, pid_t pid, int fo, int fe, int64_t end, siz
 				return 0;
 			if (w < 0 && errno != EINTR)
 				return text_fail(err, errlen, "waiting for it failed: %s", strerror(errno));
+		}
+		if (stop && *stop) {
+			kill_all(pid);
+			return text_fail(err, errlen, "stopped by a signal before it finished; killed");
 		}
 		if (left <= 0) {
 			kill_all(pid);
@@ -346,7 +350,7 @@ static const char *first_line(const struct plugin *p, char *e, size_t n, char *b
 	return text_clean(buf, cap, e, l, p->token, strlen(p->token));
 }
 
-int plugin_run(struct plugin *p, char *err, size_t errlen)
+int plugin_run(struct plugin *p, const volatile sig_atomic_t *stop, char *err, size_t errlen)
 {
 	char nb[96], why[300], e[PLUGIN_STDERR_MAX], line[200];
 	int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, status, rc = -1;
@@ -398,7 +402,7 @@ int plugin_run(struct plugin *p, char *err, size_t errlen)
 	rc = -1;
 	fcntl(out[0], F_SETFL, O_NONBLOCK);
 	fcntl(errp[0], F_SETFL, O_NONBLOCK);
-	if (collect(p, pid, out[0], errp[0], clock_after(PLUGIN_SECONDS * 1000), &on, e, &en, &status, why, sizeof why) < 0) {
+	if (collect(p, pid, out[0], errp[0], clock_after(PLUGIN_SECONDS * 1000), stop, &on, e, &en, &status, why, sizeof why) < 0) {
 		text_fail(err, errlen, "exec plugin %s: %s", named(p, nb, sizeof nb), why);
 		goto done;
 	}

@@ -9,6 +9,7 @@
 #ifndef PLUGIN_H
 #define PLUGIN_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "target.h"
@@ -69,9 +70,10 @@ int plugin_ready(struct plugin *p, const struct kube_target *cluster, char *err,
  * ExecCredential of p's apiVersion with a token or a certificate and key. Otherwise p keeps the
  * credential it had and err gets one line naming the command and what was wrong (never a byte
  * of its stdout, which may hold a token; its stderr's first line, cleaned, when it failed,
- * with the last token redacted). Waits at most PLUGIN_SECONDS. Returns 0 or -1.
+ * with the last token redacted). Waits at most PLUGIN_SECONDS, and no longer once *stop (may be
+ * NULL) is set by a signal: the plugin is killed then. Returns 0 or -1.
  */
-int plugin_run(struct plugin *p, char *err, size_t errlen);
+int plugin_run(struct plugin *p, const volatile sig_atomic_t *stop, char *err, size_t errlen);
 
 /* Whether p's credential has expired at now (Unix seconds); one without a time never does. */
 int plugin_expired(const struct plugin *p, int64_t now);

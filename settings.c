@@ -670,7 +670,7 @@ int settings_target(const struct settings *s, settings_env_fn env, struct kube_t
 		r = text_fail(err, errlen, "server '%.128s' is not an https:// URL: noderecover only talks TLS", t->server);
 	/* the plugin's first credential before anything is sent: one that fails is a bad setting */
 	if (r == 0 && t->plugin)
-		r = plugin_run(t->plugin, err, errlen);
+		r = plugin_run(t->plugin, NULL, err, errlen);
 	if (r < 0)
 		kube_target_free(t);
 	return r;

@@ -2,7 +2,7 @@
 noderecover as kubectl would run EKS's or GKE's: `python3 credplugin.py MODE`.
 
 It notes each run (its arguments, KUBERNETES_EXEC_INFO, PLUGIN_* variables, what stdin held,
-whether stdin is a terminal) as one JSON line in $PLUGIN_STATE/runs, then, by MODE:
+whether stdin is a terminal, what its open descriptors are) as one JSON line in $PLUGIN_STATE/runs, then, by MODE:
   token    prints a token: the n-th of $PLUGIN_TOKENS (comma-separated; the last one repeats),
            expiring $PLUGIN_EXPIRE_IN seconds from now when that is set
   cert     prints $PLUGIN_CERT and $PLUGIN_KEY (files) as clientCertificateData/clientKeyData
@@ -35,7 +35,9 @@ stdin = sys.stdin.read() if sys.stdin else None
 with open(runs_path, "a") as f:
     f.write(json.dumps({"argv": sys.argv[1:], "info": os.environ.get("KUBERNETES_EXEC_INFO"),
                         "env": {k: v for k, v in os.environ.items() if k.startswith("PLUGIN_")},
-                        "stdin": stdin, "tty": os.isatty(0), "pgid_is_pid": os.getpgid(0) == os.getpid()}) + "\n")
+                        "stdin": stdin, "tty": os.isatty(0), "pgid_is_pid": os.getpgid(0) == os.getpid(),
+                        "fds": sorted(os.readlink("/proc/self/fd/" + fd) for fd in os.listdir("/proc/self/fd")
+                                      if os.path.exists("/proc/self/fd/" + fd))}) + "\n")
 
 info = json.loads(os.environ.get("KUBERNETES_EXEC_INFO") or "{}")
 api = os.environ.get("PLUGIN_API") or info.get("apiVersion") or "client.authentication.k8s.io/v1"

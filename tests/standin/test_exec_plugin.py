@@ -8,12 +8,14 @@ import base64
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 
 import fixtures
 from apiserver import Reply, StandIn, status_body
 from harness import BINARY, Case, certdir, uk
+from test_listen import free_port
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PLUGIN = os.path.join(HERE, "credplugin.py")
@@ -232,6 +234,78 @@ class ExecPlugin(Case):
         self.assertTrue(bad, err)
         self.assertEqual(self.srv.mutating(), [], "acted on while the plugin failed\n" + err)
         self.assertNotIn(self.TOKEN[:12], err)
+
+    def test_no_descriptor_of_ours_reaches_the_plugin(self):
+        # the plugin gets /dev/null and its two pipes: not the API connection, not a scraper's
+        # connection to --listen held open while the plugin runs again
+        self.server(fixtures.etcd_servers(3))
+        port = free_port()
+        kc = self.kubeconfig(env={"PLUGIN_EXPIRE_IN": "2"})
+        argv = self.argv(kc, mode="run", extra=["--poll", "1s", "--listen", "127.0.0.1:%d" % port])
+        errp = os.path.join(self.tmp, "run.err")
+        held = []
+        with open(errp, "wb") as ef:
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=ef, stderr=ef, env=self.env())
+            try:
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and len(self.plugin_runs()) < 4:
+                    # a scraper that connected and has not sent its request yet
+                    try:
+                        held.append(socket.create_connection(("127.0.0.1", port), timeout=1))
+                    except OSError:
+                        pass
+                    time.sleep(0.3)
+            finally:
+                for c in held:
+                    c.close()
+                p.send_signal(signal.SIGTERM)
+                p.wait(timeout=15)
+        runs = self.plugin_runs()
+        self.assertGreaterEqual(len(runs), 3, runs)
+        for run in runs:
+            leaked = [fd for fd in run["fds"] if fd.startswith("socket:")]
+            self.assertEqual(leaked, [], "the plugin inherited sockets: %r" % run["fds"])
+
+    def test_sigterm_while_the_plugin_hangs(self):
+        # a stop is not held up by the plugin's 30 s deadline: it and what it started are killed
+        self.server(fixtures.etcd_servers(3))
+        kc = self.kubeconfig(env={"PLUGIN_EXPIRE_IN": "2", "PLUGIN_MODES": "token,hang"})
+        argv = self.argv(kc, mode="run", extra=["--poll", "1s"])
+        errp = os.path.join(self.tmp, "run.err")
+        child_file = os.path.join(self.state, "child")
+        with open(errp, "wb") as ef:
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=ef, stderr=ef, env=self.env())
+            try:
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and not os.path.exists(child_file):
+                    time.sleep(0.1)
+                self.assertTrue(os.path.exists(child_file), "the plugin never hung")
+                time.sleep(0.5)
+                t0 = time.monotonic()
+                p.send_signal(signal.SIGTERM)
+                rc = p.wait(timeout=25)
+                took = time.monotonic() - t0
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        with open(errp, "rb") as f:
+            err = f.read().decode("utf-8", "replace")
+        self.assertEqual(rc, 0, err)
+        self.assertLess(took, 5, "stopping waited %.1fs for the plugin\n%s" % (took, err))
+        with open(child_file) as f:
+            child = int(f.read())
+        for _ in range(30):
+            try:
+                with open("/proc/%d/stat" % child) as f:
+                    if f.read().split(") ")[1].startswith("Z"):
+                        break
+            except FileNotFoundError:
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(child, signal.SIGKILL)
+            self.fail("the plugin's child still runs after the stop")
 
     def test_client_certificate_plugin(self):
         self.srv = StandIn(certdir(), nodes=self.nodes(), client_ca=True, token="unused-token").start()
