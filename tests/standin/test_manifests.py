@@ -13,11 +13,13 @@ DEPLOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "d
 GENERATED = {"noderecover.yaml": ["--taint-after", "300"],
              "noderecover-prune.yaml": ["--taint-after", "300", "--prune-after", "1800"]}
 IMAGE_LINE = re.compile(r'^(\s+image: ).*$', re.M)
+VERSION_LABEL = re.compile(r'(app\.kubernetes\.io/version: )"[^"]*"')
 
 
 def without_image(text):
-    # the image is build.sh's NODERECOVER_IMAGE, which a build may override
-    return IMAGE_LINE.sub(r"\1IMAGE", text)
+    # the image is build.sh's NODERECOVER_IMAGE, which a build may override; the version label
+    # is the build's version, which the sanitizer build names VERSION-asan
+    return VERSION_LABEL.sub(r"\1VERSION", IMAGE_LINE.sub(r"\1IMAGE", text))
 
 
 class Manifests(Case):
