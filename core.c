@@ -187,7 +187,7 @@ void core_next(struct core *c, int64_t now, struct core_do *d)
 	d->until = min64(next, c->heard + c->tm.silence_ms);
 }
 
-void core_listed(struct core *c, int ok, const char *rv, int64_t date, int64_t local, int64_t due_in, int64_t now)
+void core_listed(struct core *c, int ok, const char *rv, int64_t date, int64_t date_at, int64_t due_in, int64_t now)
 {
 	if (c->phase != CORE_LIST)
 		return;
@@ -202,8 +202,8 @@ void core_listed(struct core *c, int ok, const char *rv, int64_t date, int64_t l
 	c->phase = CORE_WATCH;
 	c->settle_at = c->settle_max = 0;
 	snprintf(c->rv, sizeof c->rv, "%s", rv);
-	c->date = date >= 0 ? date : local;
-	c->date_at = now;
+	c->date = date;
+	c->date_at = date_at;
 	/* at least every --relist, staggered so replicas and restarts do not list together */
 	c->relist_at = now + jitter_between(c, c->tm.relist_ms * 8 / 10, c->tm.relist_ms);
 	c->round_at = now + c->tm.poll_ms;

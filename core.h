@@ -153,11 +153,13 @@ void core_lead(struct core *c, int leading, int64_t now);
 void core_next(struct core *c, int64_t now, struct core_do *d);
 
 /*
- * A list ended at now: ok, with the list's rv and date (its Date, Unix seconds; -1: none, then
- * local, the local clock's seconds, stands in), and due_in (seconds until the first node known
- * to the pass crosses a threshold; -1: none); else it failed (a backoff).
+ * A list ended at now: ok, with the list's rv, date (Unix seconds by the API server's clock: its
+ * first page's Date, or the local clock's when it had none) and date_at (when that Date came, on
+ * the caller's monotonic clock: a list of many pages takes seconds, and the server's clock must
+ * not lag by them), and due_in (seconds from now until the first node known to the pass crosses
+ * a threshold; -1: none); else it failed (a backoff).
  */
-void core_listed(struct core *c, int ok, const char *rv, int64_t date, int64_t local, int64_t due_in, int64_t now);
+void core_listed(struct core *c, int ok, const char *rv, int64_t date, int64_t date_at, int64_t due_in, int64_t now);
 
 /* A stream opened at now (date: its Date, -1 none). */
 void core_opened(struct core *c, int64_t date, int64_t now);

@@ -101,7 +101,7 @@ static void list(struct follow *f, enum core_why why)
 	close_stream(f);
 	pass_run(f->loop, &res);
 	metrics_relist(res.listed ? counted[why] : METRICS_RELIST_FAILED);
-	core_listed(&f->core, res.listed, res.rv, res.date, time(NULL), res.due_in, clock_ms());
+	core_listed(&f->core, res.listed, res.rv, res.date, res.date_at, res.due_in, clock_ms());
 }
 
 static void watch(struct follow *f, const struct core_do *d)

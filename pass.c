@@ -567,7 +567,8 @@ int pass_run(struct pass_loop *l, struct pass_result *res)
 	metrics_list_result(1);
 	res->listed = 1;
 	memcpy(res->rv, p->rv, sizeof res->rv);
-	res->date = p->date;
+	res->date = p->now;
+	res->date_at = p->mono0;
 	say_clock(l, p);
 	return counted(res, start, decide(l, p, res, OVER_LIST));
 }

@@ -101,7 +101,9 @@ struct pass_result {
 	int confirm;     /* pass_table: a node wants a new taint or delete, which is decided on
 	                    fresh facts only, never on a table that may lag: see pass_table */
 	char rv[NODE_RV_MAX + 1]; /* pass_run: the list's resourceVersion ("" none), for a watch */
-	int64_t date;    /* pass_run: the list's Date by the server's clock; -1 none */
+	int64_t date;    /* pass_run: when the list began, by the server's clock (its Date), or by the
+	                    local one when it sent none (said once in the log); -1: not listed */
+	int64_t date_at; /* pass_run: ... by the monotonic clock, ms (when its first page came) */
 };
 
 /* Runs one pass. Returns 0 when all went well, -1 when it failed or held an action back. */

@@ -446,7 +446,7 @@ static void do_list(struct sim *s, enum core_why why)
 	struct policy_limit lim = { 0, 50 };
 	struct policy_summary sum = { 0 };
 	struct table *t = core_table(&s->core);
-	int64_t at = server_s(s), due = -1;
+	int64_t at = server_s(s), at_ms = s->now, due = -1;
 	long rv, limit;
 	int unknown_then;
 	char rvs[32];
@@ -504,7 +504,7 @@ static void do_list(struct sim *s, enum core_why why)
 	snprintf(rvs, sizeof rvs, "%ld", rv);
 	s->last_rv_given = rv;
 	s->delivered_unknown = unknown_then;
-	core_listed(&s->core, 1, rvs, at, 0, due, s->now);
+	core_listed(&s->core, 1, rvs, at, at_ms, due, s->now);
 }
 
 /* ---- the shell's round (pass_table's rule: clears, and a new taint is left to a list) ---- */

@@ -61,7 +61,9 @@ class Relists(WatchCase):
 class Streams(WatchCase):
     def test_must_fail_a_long_healthy_stream_cut_is_watched_again_at_once(self):
         # client-go re-watches at once after a stream that delivered events; the old build
-        # waited its backoff (0.8 s at least, up to 1.6 s)
+        # backed off (0.8 s at least, said as a failure). The timing itself is the simulator's
+        # (tests/sim: a healthy stream's end is watched again within 100 ms, virtual); here the
+        # proof is that no backoff was taken, with a bound only a backoff of minutes would miss
         self.run_watching(cluster(ready("agent-1")))
         for i in range(3):
             self.srv.touch("agent-1")
@@ -72,7 +74,8 @@ class Streams(WatchCase):
         self.wait(lambda: len(self.srv.watches()) >= 2, 10, "a watch after the cut")
         took = self.srv.watches()[1].time - t0
         r = self.stop()
-        self.assertLess(took, 0.6, "watched again %.2f s after the cut of a healthy stream%s" % (took, self.ctx(r)))
+        self.assertNoLog(r, "Watching nodes failed")
+        self.assertLess(took, 5, "watched again %.2f s after the cut of a healthy stream%s" % (took, self.ctx(r)))
         self.assertEqual(len(self.srv.lists()), 1, self.ctx(r))
 
     def test_must_fail_error_events_are_not_hearing(self):
@@ -139,7 +142,8 @@ class Renewals(WatchCase):
         puts = [q.time for q in self.srv.reqs() if q.method == "PUT" and "/leases/" in q.path and q.time >= t0 - 2]
         gaps = [b - a for a, b in zip(puts, puts[1:])]
         self.assertGreaterEqual(len(puts), 5, "renewals while the watch's head was held%s" % self.ctx(r))
-        self.assertLess(max(gaps), 6, "%.1f s without a renewal%s" % (max(gaps), self.ctx(r)))
+        # a try every 2 s; the bound leaves a loaded machine room, the old build's gap was 20 s
+        self.assertLess(max(gaps), 8, "%.1f s without a renewal%s" % (max(gaps), self.ctx(r)))
         self.assertNoLog(r, "Stopped leading")
 
 

@@ -57,7 +57,7 @@ static void streaming(struct core *c)
 	core_lead(c, 1, 0);
 	core_next(c, 0, &d);
 	check(d.kind == CORE_DO_LIST && d.why == CORE_WHY_START);
-	core_listed(c, 1, "10", 1800000000, 0, -1, 100);
+	core_listed(c, 1, "10", 1800000000, 100, -1, 100);
 	check(core_phase(c) == CORE_WATCH);
 	core_next(c, 100, &d);
 	check(d.kind == CORE_DO_WATCH && strcmp(d.rv, "10") == 0 && d.timeout_s >= 300 && d.timeout_s <= 600);
@@ -138,7 +138,7 @@ static void t_must_fail_410_at_once_backs_off(void)
 		last = t;
 		core_next(&c, t, &d);
 		check(d.kind == CORE_DO_LIST && d.why == CORE_WHY_EXPIRED);
-		core_listed(&c, 1, "10", 1800000000, 0, -1, t);
+		core_listed(&c, 1, "10", 1800000000, t, -1, t);
 		core_next(&c, t, &d);
 		check(d.kind == CORE_DO_WATCH);
 		core_opened(&c, -1, t);
@@ -283,7 +283,7 @@ static void t_periodic_list_and_leading(void)
 	streaming(&c);
 	core_next(&c, 600100, &d);
 	check(d.kind == CORE_DO_LIST && d.why == CORE_WHY_PERIODIC);
-	core_listed(&c, 1, "20", 1800000600, 0, -1, 600200);
+	core_listed(&c, 1, "20", 1800000600, 600200, -1, 600200);
 	core_event(&c, &(struct core_event){ CORE_ADDED, "21", &a, NULL }, 600300);   /* not streaming: ignored */
 	check(table_size(core_table(&c)) == 0);
 	/* no longer leading: idle, the table forgotten; leading again starts with a list */
@@ -294,6 +294,23 @@ static void t_periodic_list_and_leading(void)
 	core_lead(&c, 1, 700000);
 	core_next(&c, 700000, &d);
 	check(d.kind == CORE_DO_LIST && d.why == CORE_WHY_START);
+	core_free(&c);
+}
+
+static void t_a_long_list_dates_the_servers_clock_from_its_first_page(void)
+{
+	struct core c;
+	struct core_do d;
+
+	/* a list whose first page (and Date) came at 100 and whose last came 9 s later: the
+	 * server's clock at 9100 is Date + 9, not Date (a clock lagging the list's length would
+	 * taint that much late) */
+	core_init(&c, &tm, 42, count_lines, NULL);
+	core_lead(&c, 1, 0);
+	core_listed(&c, 1, "10", 1800000000, 100, -1, 9100);
+	core_rounded(&c, 0, 0, 0, 9100);   /* a node due now: a round a little later */
+	core_next(&c, 9350, &d);
+	check(d.kind == CORE_DO_ROUND && d.server_now == 1800000009);
 	core_free(&c);
 }
 
@@ -425,6 +442,7 @@ static const struct test tests[] = {
 	{ "broken_and_unreadable", t_broken_and_unreadable },
 	{ "must_fail_a_confirmation_keeps_the_backoff", t_must_fail_a_confirmation_keeps_the_backoff },
 	{ "periodic_list_and_leading", t_periodic_list_and_leading },
+	{ "a_long_list_dates_the_servers_clock_from_its_first_page", t_a_long_list_dates_the_servers_clock_from_its_first_page },
 	{ "same_seed_same_choices", t_same_seed_same_choices },
 	{ 0, 0 },
 };
