@@ -1,5 +1,5 @@
 #!/bin/sh
-# build.sh [build|dist|chart|image|deploy|test|demo|bench|bytes|unit|sim [SEED [COUNT]]|standin|e2e|helm|monitoring|soak [MINUTES]|asan|image-test|clean]
+# build.sh [build|dist|chart|image|deploy|test|demo|bench|bytes|unit|sim [SEED [COUNT]]|sim-election [SEED [COUNT]]|standin|e2e|helm|monitoring|soak [MINUTES]|asan|image-test|clean]
 # Installs what the build needs (Debian 12, as root), builds BearSSL 0.6 from Debian's source
 # package with musl, and links build/noderecover static; dist cross-builds the same sources for
 # amd64, arm64 and armhf, image packs them into one OCI archive. See README.md.
@@ -475,6 +475,8 @@ helm_test() {
 # line that replays it. sim_test also runs the mutants (tests/sim/mutants.sh): each defect the
 # core was built to fix, put back on purpose, must be caught.
 SIM_SEEDS=10000
+# the election's: 1000 seeds of 30 virtual minutes, 2 or 3 replicas (about 10 s on two cores)
+SIM_ELECTION_SEEDS=1000
 sim() {
 	mkdir -p $B/sim
 	gcc -std=c11 -D_DEFAULT_SOURCE -O2 $WARN -I. -o $B/sim/sim tests/sim/sim.c core.c table.c policy.c
@@ -490,9 +492,27 @@ sim() {
 	wait $pid || rc=1
 	return $rc
 }
+# The election's simulator (tests/sim/sim_election.c): the real lease.c, replicas as coroutines.
+sim_election() {
+	mkdir -p $B/sim
+	gcc -std=c11 -D_DEFAULT_SOURCE -O2 $WARN -I. -o $B/sim/sim_election tests/sim/sim_election.c lease.c json.c \
+		json_scan.c json_write.c text.c
+	first=${1:-1} count=${2:-$SIM_ELECTION_SEEDS} rc=0
+	if [ "$count" -lt 100 ]; then
+		$B/sim/sim_election "$first" "$count"
+		return
+	fi
+	half=$((count / 2))
+	$B/sim/sim_election "$first" "$half" &
+	pid=$!
+	$B/sim/sim_election $((first + half)) $((count - half)) || rc=1
+	wait $pid || rc=1
+	return $rc
+}
 sim_test() {
 	rc=0
 	sim || rc=1
+	sim_election || rc=1
 	sh tests/sim/mutants.sh $B/sim || rc=1
 	return $rc
 }
@@ -588,6 +608,7 @@ e2e) build; need_monitoring_tools; sh tests/e2e/run.sh $B/noderecover ;;
 monitoring) need_monitoring_tools; sh tests/monitoring/run.sh ;;
 soak) build; soak "${2:-60}" "${NODERECOVER_SOAK_NODES:-1000}" ;;
 sim) sim "${2:-1}" "${3:-$SIM_SEEDS}" ;;
+sim-election) sim_election "${2:-1}" "${3:-$SIM_ELECTION_SEEDS}" ;;
 demo) build; python3 demo/demo.py $B/noderecover ;;
 bench) build; sh bench/run.sh $B/noderecover ;;
 bytes) bytes ;;

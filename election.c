@@ -154,7 +154,7 @@ int election_may_write(struct election *e, int64_t now)
 	int held;
 
 	pthread_mutex_lock(&e->lock);
-	held = e->leader && now - e->renewed_ms < LEASE_RENEW_DEADLINE * 1000L;
+	held = lease_term_holds(e->leader, e->renewed_ms, now);
 	pthread_mutex_unlock(&e->lock);
 	return held;
 }

@@ -208,7 +208,7 @@ enum lease_result lease_try(struct lease *l, int64_t mono_ms, int64_t wall_sec, 
 
 int lease_held(const struct lease *l, int64_t mono_ms)
 {
-	return l->leader && mono_ms - l->renewed_ms < LEASE_RENEW_DEADLINE * 1000;
+	return lease_term_holds(l->leader, l->renewed_ms, mono_ms);
 }
 
 const char *lease_holder(const struct lease *l)

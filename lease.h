@@ -112,9 +112,18 @@ enum lease_result {
 enum lease_result lease_try(struct lease *l, int64_t mono_ms, int64_t wall_sec, long wall_usec);
 
 /*
- * Whether we may write now: we are the leader and our last renewal was sent less than
- * LEASE_RENEW_DEADLINE ago by our monotonic clock. Checked before every patch and delete.
+ * The one rule of a term: a replica that is the leader may write at mono_ms while its last
+ * renewal was sent less than LEASE_RENEW_DEADLINE before, by its monotonic clock. Another
+ * replica takes over only after LEASE_DURATION (15 s) without a change by its own clock, so the
+ * 5 s between them is the room for clocks that run at different rates (up to 1.5 times) and
+ * for a write already on its way.
  */
+static inline int lease_term_holds(int leader, int64_t renewed_ms, int64_t mono_ms)
+{
+	return leader && mono_ms - renewed_ms < LEASE_RENEW_DEADLINE * 1000L;
+}
+
+/* Whether we may write now (lease_term_holds on what lease_try last did). */
 int lease_held(const struct lease *l, int64_t mono_ms);
 
 /* The holder of the record last read ("" for none, or nothing read yet). */
