@@ -1,0 +1,2 @@
+/* The peers' wire protocol (peer.h): being built. */
+#include "fence.h"
