@@ -454,6 +454,8 @@ unit() {
 	for t in $B/unit/test_*; do
 		(cd tests/unit && "$top/$t") || rc=1
 	done
+	# the fence agent's rules with defects put back: test_fence_rules must catch each
+	sh tests/unit/fence_mutants.sh $B/unit || rc=1
 	return $rc
 }
 
