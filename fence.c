@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,8 @@
 #include "peer.h"
 #include "say.h"
 #include "text.h"
+
+extern char **environ;
 
 #ifndef WDIOC_KEEPALIVE   /* linux/watchdog.h, which musl's headers do not carry */
 #define WDIOC_KEEPALIVE _IOR('W', 5, int)
@@ -488,15 +491,13 @@ static void run_exec(struct agent *a)
 {
 	const char *path = a->s->fence_exec;
 	int64_t until = clock_ms() + a->s->fence_exec_timeout * 1000;
-	pid_t pid = fork();
-	int status = 0;
+	char *argv[] = { (char *)path, (char *)a->s->self_node, NULL };
+	pid_t pid;
+	int status = 0, e;
 
-	if (pid == 0) {
-		execl(path, path, a->s->self_node, (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0) {
-		say("Fence exec %s failed to start: %s", path, strerror(errno));
+	/* posix_spawn, as plugin.c runs its plugins: the same environment */
+	if ((e = posix_spawn(&pid, path, NULL, NULL, argv, environ)) != 0) {
+		say("Fence exec %s failed to start: %s", path, strerror(e));
 		return;
 	}
 	while (waitpid(pid, &status, WNOHANG) == 0) {
