@@ -391,6 +391,14 @@ class FenceAgent(Case):
             r = self.once(argv=argv, env=env, timeout=20)
             self.assertEqual(r.rc, 2, "%s: %s" % (want, r))
             self.assertIn(want, r.stderr, r)
+        # the binary run as noderecover-fence is the agent, with options only
+        link = os.path.join(self.tmp, "noderecover-fence")
+        os.symlink(BINARY, link)
+        argv = self.args("fence", taint_after=None, self_node="n1", extra=["--fence-namespace", NS])
+        argv[0:2] = [link]
+        r = self.once(argv=argv, timeout=20)
+        self.assertEqual(r.rc, 2, r)
+        self.assertIn("--fence-peer-secret-file", r.stderr, r)
         self.assertEqual(self.srv.reqs(), [], "a request was sent before the settings were checked")
         # NODE_NAME (the downward API) names the node; POD_IP and the listen port the address
         argv = self.args("fence", taint_after=None, self_node=None, extra=[
