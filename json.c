@@ -5,10 +5,10 @@
  * the walker reads them: json_node_facts, the Status, the Lease and the reviews. The grammar and
  * the decoding of the strings it checked are json_scan.c's, the NodeList's layout json_list.c's,
  * the writer json_write.c's.
- * Nothing here allocates, does I/O or decides anything about a node. One pool: one reader at a time.
+ * Nothing here allocates, does I/O or decides anything about a node. One pool a thread: the loop,
+ * the election's thread and the fence agent's listener each read their own answers at once.
  */
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
@@ -21,7 +21,10 @@
 #include "json.h"
 #include "text.h"
 
-static jsmntok_t pool[JSON_TOKENS];
+/* Thread-local: the election's thread reads its Lease while the loop reads a node; one shared pool
+ * let each overwrite the other's tokens mid-read. Only the pages a thread touches are resident. */
+static _Thread_local jsmntok_t pool[JSON_TOKENS];
+_Static_assert(sizeof pool == JSON_POOL_BYTES, "JSON_POOL_BYTES is one thread's pool");
 
 /* ---- The token walker ---- */
 
@@ -370,32 +373,27 @@ static int object_doc(struct doc *d, const char *body, size_t len, const char *n
 	return tokenize(d, body + b, len - b, b, name);
 }
 
-/* A Status's reason and message, decoded as sent: the caller makes them fit for a log line (kube_clean).
- * Any thread may call it (kube.c does, for every refusal): the pool is held while it reads. */
+/* A Status's reason and message, decoded as sent: the caller makes them fit for a log line (kube_clean). */
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
 {
 	static const struct name names[] = { NAME_LIT("reason"), NAME_LIT("message") };
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	char why[160];
 	struct doc d = { .why = why, .whylen = sizeof why };
-	int at[2], r = -1;
+	int at[2];
 
 	if (rlen)
 		reason[0] = '\0';
 	if (mlen)
 		msg[0] = '\0';
-	pthread_mutex_lock(&lock);
-	if (object_doc(&d, body, len, "the Status") == 0) {
-		/* Duplicates only blur a log line here, so take the first rather than lose the text. */
-		lookup(&d, 0, names, 2, at, 1, "", -1);
-		if (at[0] >= 0 && pool[at[0]].type == JSMN_STRING)
-			json_str_log(d.js + pool[at[0]].start, (size_t)(pool[at[0]].end - pool[at[0]].start), reason, rlen);
-		if (at[1] >= 0 && pool[at[1]].type == JSMN_STRING)
-			json_str_log(d.js + pool[at[1]].start, (size_t)(pool[at[1]].end - pool[at[1]].start), msg, mlen);
-		r = 0;
-	}
-	pthread_mutex_unlock(&lock);
-	return r;
+	if (object_doc(&d, body, len, "the Status") < 0)
+		return -1;
+	/* Duplicates only blur a log line here, so take the first rather than lose the text. */
+	lookup(&d, 0, names, 2, at, 1, "", -1);
+	if (at[0] >= 0 && pool[at[0]].type == JSMN_STRING)
+		json_str_log(d.js + pool[at[0]].start, (size_t)(pool[at[0]].end - pool[at[0]].start), reason, rlen);
+	if (at[1] >= 0 && pool[at[1]].type == JSMN_STRING)
+		json_str_log(d.js + pool[at[1]].start, (size_t)(pool[at[1]].end - pool[at[1]].start), msg, mlen);
+	return 0;
 }
 
 /* A string member of a Lease at token i (-1: absent) into out: absent or null is "". */

@@ -40,10 +40,14 @@ int json_item_string(const struct json_item *it, enum json_member j, char *out, 
  * Ready's status other than True, False, Unknown is NODE_READY_NONE; a lastTransitionTime that
  * is absent, null or not RFC 3339 is ready_since -1. On -1, f->name holds the name when it
  * could be read, else "".
- * The token pool (JSON_TOKENS * 20 bytes) is static, in json.c: one reader at a time. Only the
+ * The token pool (JSON_TOKENS * 20 bytes) is json.c's, one for each thread. Only the
  * pages a node's largest member needs are touched (a k3s node: under 100 tokens).
  */
 #define JSON_TOKENS 16384
+/* The bytes of one thread's token pool (a jsmntok_t with parent links is five ints). glibc counts
+ * a thread's thread-local storage in its stack size (the sanitizer build links glibc), so every
+ * thread we start asks for this much more; only the pages it touches are resident. */
+#define JSON_POOL_BYTES (JSON_TOKENS * 5 * 4)
 int json_node_facts(const struct json_item *it, const struct node_keys *k, struct node_facts *f,
     char *why, size_t whylen);
 

@@ -5,6 +5,7 @@
  * and a byte at a time (both must give the same facts and the same reason).
  * Run from tests/unit: fixtures are read as json/NAME.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1387,6 +1388,40 @@ static void t_check(void)
 }
 
 
+/* Two threads reading at once (the election's thread its Lease, the loop a Status, a node...):
+ * each must read its own answer. With one pool shared by every thread, each overwrote the other's
+ * tokens mid-read: this failed within a few hundred rounds. */
+struct reader {
+	const char *body, *holder;
+	int wrong;
+};
+
+static void *read_leases(void *arg)
+{
+	struct reader *r = arg;
+	struct json_lease l;
+	char w[160];
+
+	for (int i = 0; i < 20000; i++)
+		if (json_lease(r->body, strlen(r->body), &l, w, sizeof w) < 0 || strcmp(l.holder, r->holder) != 0)
+			r->wrong++;
+	return NULL;
+}
+
+static void t_threads(void)
+{
+	struct reader a = { "{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"holderIdentity\":\"a\"}}", "a", 0 };
+	struct reader b = { "{\"metadata\":{\"resourceVersion\":\"2\",\"labels\":{\"x\":\"y\",\"z\":\"w\"}},"
+	    "\"spec\":{\"renewTime\":\"2026-12-01T16:28:00.000001Z\",\"holderIdentity\":\"the-other\"}}", "the-other", 0 };
+	pthread_t ta, tb;
+
+	if (!check(pthread_create(&ta, NULL, read_leases, &a) == 0 && pthread_create(&tb, NULL, read_leases, &b) == 0))
+		return;
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	check(a.wrong == 0 && b.wrong == 0);
+}
+
 /* A Lease as the API server answers it, and every way it may not be read. */
 static void t_lease(void)
 {
@@ -1594,6 +1629,7 @@ static const struct test tests[] = {
 	{ "buf_escape", t_buf_escape },
 	{ "buf_pointer", t_buf_pointer },
 	{ "buf_overflow", t_buf_overflow },
+	{ "threads", t_threads },
 	{ 0, 0 },
 };
 
