@@ -524,6 +524,45 @@ static int required(struct doc *d, const char *body, size_t len, const char *nam
 	return at >= 0 ? at : text_fail(d->why, d->whylen, "%s has no %s", name, w);
 }
 
+/* A fence Lease's name, resourceVersion and the agent's annotations, for the watcher. */
+int json_fence(const char *body, size_t len, struct json_fence *f, char *why, size_t whylen)
+{
+	static const char *const top[] = { "metadata" };
+	static const struct name meta[] = { NAME_LIT("name"), NAME_LIT("resourceVersion"), NAME_LIT("annotations") };
+	static const struct name ann[] = { NAME_LIT(JSON_FENCE_SAFE), NAME_LIT(JSON_FENCE_FENCING), NAME_LIT(JSON_FENCE_REQUEST) };
+	struct doc d = { .why = why, .whylen = whylen };
+	int md, m[3], a[3] = { -1, -1, -1 };
+	char safe[24];
+	int64_t x;
+
+	memset(f, 0, sizeof *f);
+	f->safe = -1;
+	if ((md = required(&d, body, len, "the Lease", top, 1)) < 0)
+		return -1;
+	if (pool[md].type != JSMN_OBJECT)
+		return fail_type(&d, md, '{', "metadata", -1, NULL);
+	if (lookup(&d, md, meta, 3, m, 0, "metadata", -1) < 0 ||
+	    lease_str(&d, m[0], "metadata.name", f->name, sizeof f->name) < 0 ||
+	    lease_str(&d, m[1], "metadata.resourceVersion", f->rv, sizeof f->rv) < 0)
+		return -1;
+	if (!f->rv[0])
+		return text_fail(why, whylen, "metadata.resourceVersion is missing or empty");
+	if (m[2] >= 0 && !is_null(&d, m[2])) {
+		if (pool[m[2]].type != JSMN_OBJECT)
+			return fail_type(&d, m[2], '{', "metadata.annotations", -1, NULL);
+		if (lookup(&d, m[2], ann, 3, a, 0, "metadata.annotations", -1) < 0)
+			return -1;
+	}
+	f->fencing = a[1] >= 0;
+	f->request = a[2] >= 0;
+	/* a safe time that cannot be read is the watcher's to refuse, not a Lease that cannot be read */
+	if (a[0] >= 0 && pool[a[0]].type == JSMN_STRING &&
+	    lease_str(&d, a[0], JSON_FENCE_SAFE, safe, sizeof safe) == 0 &&
+	    text_decimal(safe, strlen(safe), 2147483647L, &x) == 0 && x > 0)
+		f->safe = (long)x;
+	return 0;
+}
+
 /* Whether token i is the literal true (1), false (0), or neither (-1). */
 static int token_bool(const struct doc *d, int i)
 {

@@ -88,6 +88,27 @@ struct json_lease {
 int json_lease(const char *body, size_t len, struct json_lease *l, char *why, size_t whylen);
 
 /*
+ * What the watcher reads of a node's fence Lease (docs/fence.md): its name, resourceVersion and
+ * the agent's annotations. Another host's times are never read as times.
+ */
+#define JSON_FENCE_SAFE "noderecover.io/fence-safe-seconds"
+#define JSON_FENCE_FENCING "noderecover.io/fencing"
+#define JSON_FENCE_REQUEST "noderecover.io/fence-request"
+struct json_fence {
+	char name[NODE_NAME_MAX + 1];   /* metadata.name ("" when absent) */
+	char rv[NODE_RV_MAX + 1];
+	long safe;                      /* fence-safe-seconds: whole seconds from 1; -1 missing or unreadable */
+	int fencing, request;           /* the annotation is there */
+};
+/*
+ * Reads a fence Lease from body[0..len) into *f. Returns 0, or -1 with one line in why: the body
+ * is not one valid JSON object, metadata or its annotations are not objects, metadata.name or
+ * metadata.resourceVersion is not a string or too long, the resourceVersion is missing, or a
+ * member read appears twice. Uses json.c's token pool.
+ */
+int json_fence(const char *body, size_t len, struct json_fence *f, char *why, size_t whylen);
+
+/*
  * Reads the answer to a SelfSubjectAccessReview: *allowed is 1 when status.allowed is true, 0
  * when it is false (status.denied true or absent: either way the request would be refused);
  * status.reason, when a string, goes to reason[0..rlen) as by json_status, to be cleaned by the

@@ -1476,6 +1476,40 @@ static void t_lease(void)
 	check(json_lease(big, sizeof big - 1, &l, why, sizeof why) == 0 && l.duration == 2147483647L);
 }
 
+/* A fence agent's Lease as the watcher reads it (docs/fence.md): the request, `fencing`, and a
+ * safe time that is a whole number of seconds or unreadable (then -1: the watcher waits). */
+static void t_fence(void)
+{
+	static const char ok[] = "{\"kind\":\"Lease\",\"metadata\":{\"name\":\"noderecover-fence-agent-1\",\"resourceVersion\":\"77\","
+	    "\"annotations\":{\"noderecover.io/fence-address\":\"10.0.0.9:9466\",\"noderecover.io/fence-safe-seconds\":\"135\","
+	    "\"noderecover.io/fence-request\":\"2026-12-03T12:00:00.000000Z\"}},\"spec\":{\"holderIdentity\":\"agent-1\"}}";
+	static const char *const unsafe[] = {
+		"{\"metadata\":{\"resourceVersion\":\"1\"}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\",\"annotations\":{\"noderecover.io/fence-safe-seconds\":\"0\"}}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\",\"annotations\":{\"noderecover.io/fence-safe-seconds\":\"-5\"}}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\",\"annotations\":{\"noderecover.io/fence-safe-seconds\":\"2m\"}}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\",\"annotations\":{\"noderecover.io/fence-safe-seconds\":\"99999999999\"}}}",
+	};
+	static const char *const bad[] = {
+		"{\"metadata\":{\"name\":\"x\"}}",                                          /* no resourceVersion */
+		"{\"metadata\":{\"resourceVersion\":\"1\",\"annotations\":[]}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\",\"annotations\":{\"noderecover.io/fencing\":\"a\",\"noderecover.io/fencing\":\"b\"}}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"}",
+		"[]",
+	};
+	struct json_fence f;
+
+	check(json_fence(ok, sizeof ok - 1, &f, why, sizeof why) == 0);
+	check(strcmp(f.name, "noderecover-fence-agent-1") == 0 && strcmp(f.rv, "77") == 0);
+	check(f.safe == 135 && f.request && !f.fencing);
+	for (size_t i = 0; i < sizeof unsafe / sizeof unsafe[0]; i++)
+		if (!check(json_fence(unsafe[i], strlen(unsafe[i]), &f, why, sizeof why) == 0 && f.safe == -1 && !f.request))
+			fprintf(stderr, "  safe: %s\n", unsafe[i]);
+	/* must-fail: none of these is a Lease the watcher may act on */
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (!check(json_fence(bad[i], strlen(bad[i]), &f, why, sizeof why) == -1 && why[0]))
+			fprintf(stderr, "  read: %s\n", bad[i]);
+}
 
 /* ---- the watch stream ---- */
 
@@ -1587,6 +1621,7 @@ static void t_watch_oversize(void)
 
 static const struct test tests[] = {
 	{ "lease", t_lease },
+	{ "fence", t_fence },
 	{ "server", t_server },
 	{ "agent_unknown", t_agent_unknown },
 	{ "ours", t_ours },
