@@ -22,12 +22,16 @@ void fencewait_init(struct fencewait *w, const char *node)
  * seen at least S ago; or `fencing` seen the floor ago. The agent wrote `fencing` just before
  * acting, and its action and margin are not published apart from S: the floor (--fence-min-safe,
  * 45 s by default, three times the default action and margin) stands in for them.
+ * Silence is a fence only with the watchdog: an agent that dies leaves the device unpetted and
+ * the kernel resets the node, where an agent that reboots or runs a command and is killed
+ * leaves a node that runs on. Under require such an agent's node is tainted only on `fencing`;
+ * under prefer its silence is taken as a node without an agent would be (later, not worse).
  */
 static int64_t safe_at(const struct fencewait *w, const struct fencewait_rules *r)
 {
 	int64_t t = INT64_MAX;
 
-	if (w->requested_at >= 0)
+	if (w->requested_at >= 0 && (w->watchdog || !r->require))
 		t = (w->requested_at > w->changed_at ? w->requested_at : w->changed_at) + w->safe_ms;
 	if (w->phase == FENCEWAIT_FENCING && w->fencing_at + r->min_safe_ms < t)
 		t = w->fencing_at + r->min_safe_ms;
@@ -97,6 +101,7 @@ void fencewait_read(struct fencewait *w, enum fencewait_got got, const struct js
 		w->changed_at = now;
 	snprintf(w->rv, sizeof w->rv, "%s", f->rv);
 	w->safe_ms = f->safe * 1000 > r->min_safe_ms ? f->safe * 1000 : r->min_safe_ms;
+	w->watchdog = f->watchdog;
 	if (f->fencing && w->phase != FENCEWAIT_FENCING)
 		w->fencing_at = now;
 	/* none yet, or an agent that started anew rewrote its Lease without ours: ask (again); one
@@ -136,7 +141,9 @@ const char *fencewait_state(const struct fencewait *w, const struct fencewait_ru
 	};
 	int64_t t = w->phase == FENCEWAIT_REQUESTED || w->phase == FENCEWAIT_FENCING ? safe_at(w, r) : INT64_MAX;
 
-	if (t == INT64_MAX)
+	if (t == INT64_MAX && w->phase == FENCEWAIT_REQUESTED && r->require && !w->watchdog)
+		snprintf(out, n, "requested, no watchdog: waits for its fencing mark");
+	else if (t == INT64_MAX)
 		snprintf(out, n, "%s", words[w->phase]);
 	else if (now >= t)
 		snprintf(out, n, "safe");

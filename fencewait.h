@@ -48,6 +48,7 @@ struct fencewait {
 	int seen;                  /* in the list being read (fencewait_sweep) */
 	char rv[NODE_RV_MAX + 1];  /* the Lease as last read or written */
 	int64_t safe_ms;           /* S: the larger of its fence-safe-seconds and the floor */
+	int watchdog;              /* its action is the watchdog: its silence for S is a fence */
 	int64_t read_at;           /* when the last read was sent: what it saw is from then or later */
 	int64_t changed_at;        /* the last change of the Lease we saw (a first read and a failed one count) */
 	int64_t requested_at;      /* when the request was written (or first seen); -1: none */

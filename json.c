@@ -529,10 +529,11 @@ int json_fence(const char *body, size_t len, struct json_fence *f, char *why, si
 {
 	static const char *const top[] = { "metadata" };
 	static const struct name meta[] = { NAME_LIT("name"), NAME_LIT("resourceVersion"), NAME_LIT("annotations") };
-	static const struct name ann[] = { NAME_LIT(JSON_FENCE_SAFE), NAME_LIT(JSON_FENCE_FENCING), NAME_LIT(JSON_FENCE_REQUEST) };
+	static const struct name ann[] = { NAME_LIT(JSON_FENCE_SAFE), NAME_LIT(JSON_FENCE_FENCING), NAME_LIT(JSON_FENCE_REQUEST),
+		NAME_LIT(JSON_FENCE_ACTION) };
 	struct doc d = { .why = why, .whylen = whylen };
-	int md, m[3], a[3] = { -1, -1, -1 };
-	char safe[24];
+	int md, m[3], a[4] = { -1, -1, -1, -1 };
+	char safe[24], action[16];
 	int64_t x;
 
 	memset(f, 0, sizeof *f);
@@ -550,11 +551,13 @@ int json_fence(const char *body, size_t len, struct json_fence *f, char *why, si
 	if (m[2] >= 0 && !is_null(&d, m[2])) {
 		if (pool[m[2]].type != JSMN_OBJECT)
 			return fail_type(&d, m[2], '{', "metadata.annotations", -1, NULL);
-		if (lookup(&d, m[2], ann, 3, a, 0, "metadata.annotations", -1) < 0)
+		if (lookup(&d, m[2], ann, 4, a, 0, "metadata.annotations", -1) < 0)
 			return -1;
 	}
 	f->fencing = a[1] >= 0;
 	f->request = a[2] >= 0;
+	f->watchdog = a[3] >= 0 && pool[a[3]].type == JSMN_STRING &&
+	    lease_str(&d, a[3], JSON_FENCE_ACTION, action, sizeof action) == 0 && strcmp(action, "watchdog") == 0;
 	/* a safe time that cannot be read is the watcher's to refuse, not a Lease that cannot be read */
 	if (a[0] >= 0 && pool[a[0]].type == JSMN_STRING &&
 	    lease_str(&d, a[0], JSON_FENCE_SAFE, safe, sizeof safe) == 0 &&

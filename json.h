@@ -94,11 +94,13 @@ int json_lease(const char *body, size_t len, struct json_lease *l, char *why, si
 #define JSON_FENCE_SAFE "noderecover.io/fence-safe-seconds"
 #define JSON_FENCE_FENCING "noderecover.io/fencing"
 #define JSON_FENCE_REQUEST "noderecover.io/fence-request"
+#define JSON_FENCE_ACTION "noderecover.io/fence-action"
 struct json_fence {
 	char name[NODE_NAME_MAX + 1];   /* metadata.name ("" when absent) */
 	char rv[NODE_RV_MAX + 1];
 	long safe;                      /* fence-safe-seconds: whole seconds from 1; -1 missing or unreadable */
 	int fencing, request;           /* the annotation is there */
+	int watchdog;                   /* fence-action is "watchdog": its silence is a fence (fencewait.h) */
 };
 /*
  * Reads a fence Lease from body[0..len) into *f. Returns 0, or -1 with one line in why: the body

@@ -37,11 +37,14 @@ struct step {
 	long safe;
 	int fencing, request;
 	int want;
+	int exec;           /* the Lease's fence-action is not the watchdog (rows' Leases are watchdog's) */
 };
-#define R(at, rv, req) { 'r', at, LEASE, rv, SAFE, 0, req, 0 }
-#define W(at, rv) { 'w', at, LEASE, rv, SAFE, 0, 1, 0 }
-#define N(at, want) { 'n', at, 0, NULL, 0, 0, 0, want }
-#define END { 0, 0, 0, NULL, 0, 0, 0, 0 }
+#define R(at, rv, req) { 'r', at, LEASE, rv, SAFE, 0, req, 0, 0 }
+#define W(at, rv) { 'w', at, LEASE, rv, SAFE, 0, 1, 0, 0 }
+#define RX(at, rv, req) { 'r', at, LEASE, rv, SAFE, 0, req, 0, 1 }
+#define WX(at, rv) { 'w', at, LEASE, rv, SAFE, 0, 1, 0, 1 }
+#define N(at, want) { 'n', at, 0, NULL, 0, 0, 0, want, 0 }
+#define END { 0, 0, 0, NULL, 0, 0, 0, 0, 0 }
 
 struct script {
 	const char *what;
@@ -61,29 +64,29 @@ static const struct script scripts[] = {
 	    R(0, "1", 0), W(1, "2"), R(50, "3", 1), R(101, "3", 1), N(101, WAIT), R(145, "3", 1), N(149.999, WAIT),
 	    R(150, "3", 1), N(150, TAINT), END } },
 	{ "must-fail: a failed read restarts the count", 0, {
-	    R(0, "1", 0), W(1, "2"), { 'r', 60, FAILED, NULL, 0, 0, 0, 0 }, R(101, "2", 1), N(101, WAIT),
+	    R(0, "1", 0), W(1, "2"), { 'r', 60, FAILED, NULL, 0, 0, 0, 0, 0 }, R(101, "2", 1), N(101, WAIT),
 	    R(160, "2", 1), N(160, TAINT), END } },
 	{ "must-fail: an unreadable Lease is never tainted, nor taken for no agent", 0, {
-	    { 'r', 0, UNREADABLE, NULL, 0, 0, 0, 0 }, N(0, WAIT), N(9, WAIT), N(10, READ),
-	    { 'r', 10, LEASE, "1", -1, 0, 1, 0 }, N(500, READ), { 'r', 500, LEASE, "1", -1, 0, 1, 0 }, N(501, WAIT), END } },
+	    { 'r', 0, UNREADABLE, NULL, 0, 0, 0, 0, 0 }, N(0, WAIT), N(9, WAIT), N(10, READ),
+	    { 'r', 10, LEASE, "1", -1, 0, 1, 0, 0 }, N(500, READ), { 'r', 500, LEASE, "1", -1, 0, 1, 0, 0 }, N(501, WAIT), END } },
 	{ "must-fail: a Lease that turns unreadable after the request is not tainted", 0, {
-	    R(0, "1", 0), W(1, "2"), { 'r', 200, LEASE, "2", -1, 0, 1, 0 }, N(200, WAIT), END } },
+	    R(0, "1", 0), W(1, "2"), { 'r', 200, LEASE, "2", -1, 0, 1, 0, 0 }, N(200, WAIT), END } },
 	{ "must-fail: under require a node without an agent is never tainted", 1, {
-	    { 'r', 0, NONE, NULL, 0, 0, 0, 0 }, N(0, NEVER), N(9, NEVER), N(10, READ),
-	    { 'r', 10, FORBIDDEN, NULL, 0, 0, 0, 0 }, N(3600, READ), N(11, NEVER), END } },
+	    { 'r', 0, NONE, NULL, 0, 0, 0, 0, 0 }, N(0, NEVER), N(9, NEVER), N(10, READ),
+	    { 'r', 10, FORBIDDEN, NULL, 0, 0, 0, 0, 0 }, N(3600, READ), N(11, NEVER), END } },
 	{ "under prefer a node without an agent (404, or 403) is tainted as without the fence", 0, {
-	    { 'r', 0, NONE, NULL, 0, 0, 0, 0 }, N(0, TAINT), { 'r', 1, FORBIDDEN, NULL, 0, 0, 0, 0 }, N(1, TAINT), END } },
+	    { 'r', 0, NONE, NULL, 0, 0, 0, 0, 0 }, N(0, TAINT), { 'r', 1, FORBIDDEN, NULL, 0, 0, 0, 0, 0 }, N(1, TAINT), END } },
 	{ "an agent that appears under require is counted like any other", 1, {
-	    { 'r', 0, NONE, NULL, 0, 0, 0, 0 }, N(10, READ), R(10, "1", 0), N(10, REQUEST), W(11, "2"),
+	    { 'r', 0, NONE, NULL, 0, 0, 0, 0, 0 }, N(10, READ), R(10, "1", 0), N(10, REQUEST), W(11, "2"),
 	    R(111, "2", 1), N(111, TAINT), END } },
 	{ "fencing seen: tainted once it stood the floor, without waiting S", 0, {
-	    { 'r', 0, LEASE, "1", SAFE, 1, 0, 0 }, N(0, WAIT), { 'r', 44, LEASE, "1", SAFE, 1, 0, 0 }, N(44.999, WAIT),
-	    N(45, READ), { 'r', 45, LEASE, "1", SAFE, 1, 0, 0 }, N(45, TAINT), END } },
+	    { 'r', 0, LEASE, "1", SAFE, 1, 0, 0, 0 }, N(0, WAIT), { 'r', 44, LEASE, "1", SAFE, 1, 0, 0, 0 }, N(44.999, WAIT),
+	    N(45, READ), { 'r', 45, LEASE, "1", SAFE, 1, 0, 0, 0 }, N(45, TAINT), END } },
 	{ "fencing after the request: the floor from when it was first seen", 0, {
-	    R(0, "1", 0), W(1, "2"), { 'r', 30, LEASE, "3", SAFE, 1, 1, 0 }, { 'r', 70, LEASE, "3", SAFE, 1, 1, 0 },
-	    N(74, WAIT), { 'r', 75, LEASE, "3", SAFE, 1, 1, 0 }, N(75, TAINT), END } },
+	    R(0, "1", 0), W(1, "2"), { 'r', 30, LEASE, "3", SAFE, 1, 1, 0, 0 }, { 'r', 70, LEASE, "3", SAFE, 1, 1, 0, 0 },
+	    N(74, WAIT), { 'r', 75, LEASE, "3", SAFE, 1, 1, 0, 0 }, N(75, TAINT), END } },
 	{ "must-fail: fencing gone (the agent came back) counts S again from the change", 0, {
-	    { 'r', 0, LEASE, "1", SAFE, 1, 1, 0 }, R(40, "2", 1), R(50, "2", 1), N(50, WAIT), R(100, "2", 1), N(100, WAIT),
+	    { 'r', 0, LEASE, "1", SAFE, 1, 1, 0, 0 }, R(40, "2", 1), R(50, "2", 1), N(50, WAIT), R(100, "2", 1), N(100, WAIT),
 	    R(140, "2", 1), N(140, TAINT), END } },
 	{ "a Lease seen without the request after it was made is requested again, the count from the new write", 0, {
 	    R(0, "1", 0), W(1, "2"), R(50, "5", 0), N(50, REQUEST), W(51, "6"), R(101, "6", 1), N(101, WAIT),
@@ -91,23 +94,30 @@ static const struct script scripts[] = {
 	{ "a request found at the first read (a watcher restarted) counts from that read", 0, {
 	    R(0, "1", 1), N(0, WAIT), R(99, "1", 1), N(99.5, WAIT), R(100, "1", 1), N(100, TAINT), END } },
 	{ "S is never below the floor", 0, {
-	    { 'r', 0, LEASE, "1", 10, 0, 0, 0 }, { 'w', 1, LEASE, "2", 10, 0, 1, 0 }, { 'r', 11, LEASE, "2", 10, 0, 1, 0 },
+	    { 'r', 0, LEASE, "1", 10, 0, 0, 0, 0 }, { 'w', 1, LEASE, "2", 10, 0, 1, 0, 0 }, { 'r', 11, LEASE, "2", 10, 0, 1, 0, 0 },
 	    N(11, WAIT),
-	    { 'r', 46, LEASE, "2", 10, 0, 1, 0 }, N(46, TAINT), END } },
+	    { 'r', 46, LEASE, "2", 10, 0, 1, 0, 0 }, N(46, TAINT), END } },
 	{ "must-fail: more than half Unknown: nothing requested", 0, {
-	    R(0, "1", 0), { 's', 0, 0, NULL, 0, 0, 0, WAIT }, { 's', 10, 0, NULL, 0, 0, 0, READ }, N(0, REQUEST), END } },
+	    R(0, "1", 0), { 's', 0, 0, NULL, 0, 0, 0, WAIT, 0 }, { 's', 10, 0, NULL, 0, 0, 0, READ, 0 }, N(0, REQUEST), END } },
 	{ "must-fail: more than half Unknown: nothing waiting on a fence tainted", 0, {
-	    R(0, "1", 0), W(1, "2"), R(101, "2", 1), { 's', 101, 0, NULL, 0, 0, 0, WAIT }, N(101, TAINT), END } },
+	    R(0, "1", 0), W(1, "2"), R(101, "2", 1), { 's', 101, 0, NULL, 0, 0, 0, WAIT, 0 }, N(101, TAINT), END } },
 	{ "a failed write reads the Lease again at once", 0, {
-	    R(0, "1", 0), { 'w', 1, FAILED, NULL, 0, 0, 0, 0 }, N(1, READ), R(1, "3", 0), N(1, REQUEST), END } },
+	    R(0, "1", 0), { 'w', 1, FAILED, NULL, 0, 0, 0, 0, 0 }, N(1, READ), R(1, "3", 0), N(1, REQUEST), END } },
 	{ "Ready again: the request comes off", 0, {
-	    R(0, "1", 0), W(1, "2"), { 'b', 5, 0, NULL, 0, 0, 0, 0 }, N(5, REMOVE), N(500, REMOVE), END } },
+	    R(0, "1", 0), W(1, "2"), { 'b', 5, 0, NULL, 0, 0, 0, 0, 0 }, N(5, REMOVE), N(500, REMOVE), END } },
 	{ "a request we may not write (403) counts as no agent: tainted under prefer", 0, {
-	    R(0, "1", 0), { 'w', 1, FORBIDDEN, NULL, 0, 0, 0, 0 }, N(1, TAINT), END } },
+	    R(0, "1", 0), { 'w', 1, FORBIDDEN, NULL, 0, 0, 0, 0, 0 }, N(1, TAINT), END } },
 	{ "must-fail: a request we may not write (403) under require: never tainted", 1, {
-	    R(0, "1", 0), { 'w', 1, FORBIDDEN, NULL, 0, 0, 0, 0 }, N(1, NEVER), END } },
+	    R(0, "1", 0), { 'w', 1, FORBIDDEN, NULL, 0, 0, 0, 0, 0 }, N(1, NEVER), END } },
+	{ "must-fail: under require, an agent without the watchdog is not taken as fenced for its silence", 1, {
+	    RX(0, "1", 0), N(0, REQUEST), WX(1, "2"), RX(111, "2", 1), N(111, WAIT), RX(500, "2", 1), N(500, WAIT), END } },
+	{ "under require, an agent without the watchdog is tainted on its fencing mark", 1, {
+	    RX(0, "1", 0), WX(1, "2"), { 'r', 30, LEASE, "3", SAFE, 1, 1, 0, 1 }, { 'r', 75, LEASE, "3", SAFE, 1, 1, 0, 1 },
+	    N(75, TAINT), END } },
+	{ "under prefer, an agent without the watchdog silent for S is tainted (as without the fence, later)", 0, {
+	    RX(0, "1", 0), WX(1, "2"), RX(101, "2", 1), N(101, TAINT), END } },
 	{ "a Lease gone after the request (404) is no agent", 0, {
-	    R(0, "1", 0), W(1, "2"), { 'r', 20, NONE, NULL, 0, 0, 0, 0 }, N(20, TAINT), END } },
+	    R(0, "1", 0), W(1, "2"), { 'r', 20, NONE, NULL, 0, 0, 0, 0, 0 }, N(20, TAINT), END } },
 };
 
 static void t_scripts(void)
@@ -123,7 +133,7 @@ static void t_scripts(void)
 		fencewait_init(&w, "agent-1");
 		for (int j = 0; j < 12 && sc->steps[j].op; j++) {
 			const struct step *st = &sc->steps[j];
-			struct json_fence f = { "noderecover-fence-agent-1", "", st->safe, st->fencing, st->request };
+			struct json_fence f = { "noderecover-fence-agent-1", "", st->safe, st->fencing, st->request, !st->exec };
 			if (st->rv)
 				snprintf(f.rv, sizeof f.rv, "%s", st->rv);
 			switch (st->op) {
@@ -149,7 +159,7 @@ static void t_scripts(void)
 static void t_wakes_at_the_safe_time(void)
 {
 	const struct fencewait_rules r = { 0, S(FLOOR) };
-	struct json_fence f = { "x", "2", SAFE, 0, 1 };
+	struct json_fence f = { "x", "2", SAFE, 0, 1, 1 };
 	struct fencewait w;
 	struct fencewait_do d;
 
@@ -167,7 +177,7 @@ static void t_wakes_at_the_safe_time(void)
 static void t_state(void)
 {
 	const struct fencewait_rules r = { 0, S(FLOOR) };
-	struct json_fence f = { "x", "1", SAFE, 0, 0 };
+	struct json_fence f = { "x", "1", SAFE, 0, 0, 1 };
 	struct fencewait w;
 	char b[64];
 
