@@ -759,3 +759,82 @@ func (fc *fenceCase) checkOthersUnfenced(t *testing.T, subject *fenceNode) {
 		}
 	}
 }
+
+// TestFenceHarness checks the harness alone, without a control plane: the action's script
+// records each run, the follower stops the node's health endpoint on a record, plan's FENCE
+// cell is read from its column, and taintBeforeFence catches a write before the fence and a
+// write with no fence at all.
+func TestFenceHarness(t *testing.T) {
+	dir := t.TempDir()
+	script := fenceScript(t, dir)
+	h, err := startHealthz()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.stop()
+	n := &fenceNode{name: "harness-a", health: h, record: filepath.Join(dir, "fence-record-harness-a"), stopSeen: make(chan struct{})}
+	k := newKubelets(nil)
+	k.nodes[n.name] = &kubelet{name: n.name}
+	go n.follow(k)
+	defer close(n.stopSeen)
+	get := func() error {
+		resp, err := (&http.Client{Timeout: time.Second}).Get("http://" + h.addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(); err != nil {
+		t.Fatalf("health endpoint before the fence: %v", err)
+	}
+	before := time.Now()
+	if out, err := exec.Command(script, n.name).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v: %s", script, err, out)
+	}
+	f := n.fenceTimes()
+	if len(f) != 1 || f[0].Before(before.Add(-time.Millisecond)) || f[0].After(time.Now()) {
+		t.Fatalf("fence record %v, want one time between %s and now", f, before)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for get() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the health endpoint still answers 2s after the fence record")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := h.restart(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := get(); err != nil {
+		t.Errorf("health endpoint after restart (no new fence): %v", err)
+	}
+
+	table := "NAME       READY    FOR  ROLES  FENCE        ACTION\n" +
+		"fence-e-a  Unknown  30s  -      no agent     none (fence: no agent)\n" +
+		"fence-e-b  True     -    -      safe in 40s  none\n"
+	if got := fenceCell(table, "fence-e-a"); got != "no agent" {
+		t.Errorf("fenceCell(fence-e-a) = %q, want \"no agent\"", got)
+	}
+	if got := fenceCell(table, "fence-e-b"); got != "safe in 40s" {
+		t.Errorf("fenceCell(fence-e-b) = %q, want \"safe in 40s\"", got)
+	}
+	if got := fenceCell("NAME  READY  FENCE\nx     True   armed\n", "x"); got != "armed" {
+		t.Errorf("fenceCell as the last column = %q, want \"armed\"", got)
+	}
+
+	at := func(s float64) time.Time { return before.Add(time.Duration(s * float64(time.Second))) }
+	w := func(s float64) auditEvent { return auditEvent{Verb: "patch", RequestReceivedTimestamp: at(s)} }
+	if why := taintBeforeFence("x", []auditEvent{w(5)}, []time.Time{at(4)}); why != "" {
+		t.Errorf("a taint after the fence was refused: %s", why)
+	}
+	if why := taintBeforeFence("x", []auditEvent{w(3)}, []time.Time{at(4)}); why == "" {
+		t.Error("a taint before the fence passed")
+	}
+	if why := taintBeforeFence("x", []auditEvent{w(3)}, nil); why == "" {
+		t.Error("a taint with no fence at all passed")
+	}
+	if why := fencedDuringOutage([]*fenceNode{n}); why == "" {
+		t.Error("a node with a fence record passed the outage assertion")
+	}
+}
