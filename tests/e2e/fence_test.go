@@ -425,23 +425,23 @@ func fencedDuringOutage(nodes []*fenceNode) string {
 	return "fenced while the control plane was out of every agent's reach: " + strings.Join(fenced, ", ")
 }
 
-// waitTaint waits for the watcher's first taint of node (the audit log's) and returns it.
+// waitTaint waits for the watcher's first taint of node and returns its write from the audit
+// log. It watches the Node (cheap) and reads the audit log once the taint is there.
 func (fc *fenceCase) waitTaint(t *testing.T, node string, timeout time.Duration) auditEvent {
 	t.Helper()
-	var first auditEvent
 	poll(t, fc.c, "the watcher's taint of "+node, timeout, func() bool {
 		if fc.watcher.exited() {
 			t.Fatalf("the watcher exited: %v", fc.watcher.err)
 		}
-		for _, w := range fc.nodeWrites(t, node) {
-			if strings.Contains(string(w.RequestObject), oosKey) {
-				first = w
-				return true
-			}
-		}
-		return false
+		return hasOurTaint(getNode(t, fc.c, node))
 	})
-	return first
+	for _, w := range fc.nodeWrites(t, node) {
+		if strings.Contains(string(w.RequestObject), oosKey) {
+			return w
+		}
+	}
+	t.Fatalf("%s carries the out-of-service taint and the audit log has no write of %s adding it", node, fc.watcherUser())
+	return auditEvent{}
 }
 
 func (fc *fenceCase) waitFence(t *testing.T, n *fenceNode, timeout time.Duration) time.Time {
