@@ -315,17 +315,22 @@ func (fc *fenceCase) agentArgs(n *fenceNode, after, isolated time.Duration) []st
 }
 
 // startAgents runs every node's agent and waits until each is armed (its Lease carries its
-// safe time). It returns the safe time the first one published.
+// safe time), and returns the safe time the agents published. The node under test (the first)
+// starts last, once the others are armed, so it has learnt both its peers (an agent lists them
+// at its start and every 5 minutes); the second starts first and knows none, as the first
+// agent of a DaemonSet's rollout.
 func (fc *fenceCase) startAgents(t *testing.T, after, isolated time.Duration) time.Duration {
-	for _, n := range fc.nodes {
-		n.agent = startWatcher(t, fc.c, "fence-agent-"+n.name, fc.agentArgs(n, after, isolated)...)
-	}
 	var safe time.Duration
-	for _, n := range fc.nodes {
-		l := fc.waitArmed(t, n, 20*time.Second)
-		s, _ := strconv.Atoi(l.Annotations[annoSafe])
-		if safe == 0 {
-			safe = time.Duration(s) * time.Second
+	for _, group := range [][]*fenceNode{fc.nodes[1:], fc.nodes[:1]} {
+		for _, n := range group {
+			n.agent = startWatcher(t, fc.c, "fence-agent-"+n.name, fc.agentArgs(n, after, isolated)...)
+		}
+		for _, n := range group {
+			l := fc.waitArmed(t, n, 20*time.Second)
+			s, _ := strconv.Atoi(l.Annotations[annoSafe])
+			if safe == 0 {
+				safe = time.Duration(s) * time.Second
+			}
 		}
 	}
 	return safe
