@@ -59,7 +59,7 @@ const (
 )
 
 // The cases; each name is its namespace's suffix and its nodes' prefix.
-var fenceCaseNames = []string{"a", "b", "c", "d", "e", "mfoff", "mfout"}
+var fenceCaseNames = []string{"a", "b", "c", "d", "e", "g", "mfoff", "mfout"}
 
 // ---- a node: kubelet, health endpoint, agent, proxies, fence record ----
 
@@ -256,7 +256,7 @@ func newFenceCase(t *testing.T, c *cluster, name, script string) *fenceCase {
 	return fc
 }
 
-// addNodes registers the case's three nodes, heartbeating, each with its health endpoint,
+// addNodes registers the case's nodes (one a secret), heartbeating, each with its health endpoint,
 // proxies and record; secrets are the peer secret files, one per node (the same file for all,
 // unless a case wants its peers unable to understand one another).
 func (fc *fenceCase) addNodes(t *testing.T, secrets []string) {
@@ -267,8 +267,8 @@ func (fc *fenceCase) addNodes(t *testing.T, secrets []string) {
 			labels[fenceExcludePfx+other] = "true"
 		}
 	}
-	for i, suffix := range []string{"a", "b", "c"} {
-		n := &fenceNode{name: "fence-" + fc.name + "-" + suffix, fc: fc, secret: secrets[i], stopSeen: make(chan struct{})}
+	for i := range secrets {
+		n := &fenceNode{name: "fence-" + fc.name + "-" + string(rune('a'+i)), fc: fc, secret: secrets[i], stopSeen: make(chan struct{})}
 		n.record = filepath.Join(fc.c.dir, "fence-record-"+n.name)
 		if _, err := fc.k.add(ctx, nodeSpec{name: n.name, alive: true, labels: labels}); err != nil {
 			t.Fatal(err)
@@ -314,23 +314,19 @@ func (fc *fenceCase) agentArgs(n *fenceNode, after, isolated time.Duration) []st
 	}
 }
 
-// startAgents runs every node's agent and waits until each is armed (its Lease carries its
-// safe time), and returns the safe time the agents published. The node under test (the first)
-// starts last, once the others are armed, so it has learnt both its peers (an agent lists them
-// at its start and every 5 minutes); the second starts first and knows none, as the first
-// agent of a DaemonSet's rollout.
+// startAgents runs the nodes' agents one after the other, each once the one before is armed
+// (its Lease carries its safe time), and returns the safe time they published. An agent lists
+// its peers at its start and every 5 minutes, so the second node's starts first and knows no
+// peer, as the first agent of a DaemonSet's rollout; the third's knows one; the node under
+// test (the first) starts last and knows both; any further nodes' start after it.
 func (fc *fenceCase) startAgents(t *testing.T, after, isolated time.Duration) time.Duration {
 	var safe time.Duration
-	for _, group := range [][]*fenceNode{fc.nodes[1:], fc.nodes[:1]} {
-		for _, n := range group {
-			n.agent = startWatcher(t, fc.c, "fence-agent-"+n.name, fc.agentArgs(n, after, isolated)...)
-		}
-		for _, n := range group {
-			l := fc.waitArmed(t, n, 20*time.Second)
-			s, _ := strconv.Atoi(l.Annotations[annoSafe])
-			if safe == 0 {
-				safe = time.Duration(s) * time.Second
-			}
+	for _, n := range append([]*fenceNode{fc.nodes[1], fc.nodes[2], fc.nodes[0]}, fc.nodes[3:]...) {
+		n.agent = startWatcher(t, fc.c, "fence-agent-"+n.name, fc.agentArgs(n, after, isolated)...)
+		l := fc.waitArmed(t, n, 20*time.Second)
+		s, _ := strconv.Atoi(l.Annotations[annoSafe])
+		if safe == 0 {
+			safe = time.Duration(s) * time.Second
 		}
 	}
 	return safe
@@ -542,6 +538,9 @@ func TestFence(t *testing.T) {
 		fc := newFenceCase(t, c, name, script)
 		s := writeSecret(t, c.dir, name)
 		secrets := []string{s, s, s}
+		if name == "g" {
+			secrets = []string{s, s, s, s, s}
+		}
 		if distinctSecrets {
 			secrets = []string{writeSecret(t, c.dir, name+"-a"), writeSecret(t, c.dir, name+"-b"), writeSecret(t, c.dir, name+"-c")}
 		}
@@ -554,6 +553,7 @@ func TestFence(t *testing.T) {
 		t.Run("c_control_plane_outage_no_fence", func(t *testing.T) { t.Parallel(); fenceOutage(t, setup(t, "c", false), false) })
 		t.Run("d_kubelet_dead_fence_taint_then_f_back", func(t *testing.T) { t.Parallel(); fenceKubeletDead(t, setup(t, "d", false)) })
 		t.Run("e_agent_killed_require_never_tainted", func(t *testing.T) { t.Parallel(); fenceAgentKilled(t, setup(t, "e", false)) })
+		t.Run("g_partition_with_agents_it_knows", func(t *testing.T) { t.Parallel(); fencePartition(t, setup(t, "g", false)) })
 		t.Run("mustfail_watcher_without_safe_time", func(t *testing.T) { t.Parallel(); fenceMustFailOff(t, setup(t, "mfoff", false)) })
 		t.Run("mustfail_agent_fences_in_outage", func(t *testing.T) { t.Parallel(); fenceOutage(t, setup(t, "mfout", true), true) })
 	})
@@ -735,6 +735,44 @@ func fenceAgentKilled(t *testing.T, fc *fenceCase) {
 	cell := fc.planFence(t, "require", n.name)
 	if cell == "" || strings.HasPrefix(cell, "safe") || !strings.Contains(cell, "agent") {
 		t.Errorf("plan's FENCE column for %s is %q: want it to say the node has no working agent (e.g. \"no agent\")", n.name, cell)
+	}
+}
+
+// (g) A minority partition that holds every peer the node under test knows: five agents, the
+// node under test's started after two of them and before the other two, so it knows only
+// those two (an agent lists its peers at its start and every 5 minutes). The three are cut
+// off from kube-apiserver together; they still reach one another and the two others. For
+// the watcher, who sees three of the cluster's nodes Unknown, far from half, this is no
+// outage: it requests the fences and taints after the safe time. So each of the three must
+// have fenced first, whatever the peers it happens to know told it.
+func fencePartition(t *testing.T, fc *fenceCase) {
+	fc.startAgents(t, fenceAfter, fenceIsolated)
+	fc.startWatcherFence(t, "require")
+	cut := fc.nodes[:3]
+	for _, n := range cut {
+		n.cut(fc.k)
+	}
+	unknown := waitUnknown(t, fc.c, cut[0].name)
+	sleepUntil(unknown.Add(time.Duration(fenceTaintAfter)*time.Second + fenceSafe + 8*time.Second))
+	if fc.watcher.exited() {
+		t.Fatalf("the watcher exited: %v", fc.watcher.err)
+	}
+	for _, n := range cut {
+		if why := taintBeforeFence(n.name, fc.nodeWrites(t, n.name), n.fenceTimes()); why != "" {
+			t.Error(why)
+		}
+	}
+	for _, n := range fc.nodes[3:] {
+		if len(n.fenceTimes()) > 0 {
+			t.Errorf("%s fenced though it reached the API server and its kubelet was healthy", n.name)
+		}
+	}
+	for _, n := range cut {
+		if f := n.fenceTimes(); len(f) > 0 {
+			measure(t, "fence (g) partition: %s cut→fence %s", n.name, fmtSeconds(f[0].Sub(unknown)))
+		} else {
+			t.Logf("%s did not fence", n.name)
+		}
 	}
 }
 
