@@ -112,6 +112,34 @@ func (h *healthz) restart() error {
 	return nil
 }
 
+var (
+	agentPortMu   sync.Mutex
+	agentPortNext = 20000 + os.Getpid()%5000
+)
+
+// agentPort picks a port for an agent to listen on. The agent binds it only when it starts,
+// so a port freePort found free (bound and closed) could be taken meanwhile by an outbound
+// connection of the cases running beside it; this one comes from below the ephemeral range
+// (32768 up, Linux's default), where only listeners bind, tried before it is handed out.
+func agentPort() (int, error) {
+	agentPortMu.Lock()
+	defer agentPortMu.Unlock()
+	for tries := 0; tries < 1000; tries++ {
+		p := agentPortNext
+		agentPortNext++
+		if agentPortNext >= 32000 {
+			agentPortNext = 20000
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return p, nil
+	}
+	return 0, fmt.Errorf("no free port for an agent between 20000 and 32000")
+}
+
 type fenceNode struct {
 	name      string
 	fc        *fenceCase
@@ -277,7 +305,7 @@ func (fc *fenceCase) addNodes(t *testing.T, secrets []string) {
 		if n.health, err = startHealthz(); err != nil {
 			t.Fatal(err)
 		}
-		port, err := freePort()
+		port, err := agentPort()
 		if err != nil {
 			t.Fatal(err)
 		}
