@@ -254,7 +254,8 @@ class FenceAgent(Case):
         """What the watcher sees is the Lease: /readyz answering while every Lease request fails
         is cut off, and with no peer known the agent fences."""
         srv = self.start_server()
-        p, errp = self.agent()
+        # renewal not due for a minute: only the read (each check) can see the failure
+        p, errp = self.agent(extra=["--fence-renew", "60s"])
         self.armed(errp)
         srv.on(Reply(503, status_body(503, "ServiceUnavailable", "etcd is unavailable")), times=None,
                path_prefix="/apis/coordination.k8s.io/")
