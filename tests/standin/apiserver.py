@@ -1656,7 +1656,8 @@ class StandIn:
             return Reply(404, status_body(404, "NotFound", "the server could not find the requested resource", {}))
         ns, name = parts[0], parts[2] if len(parts) == 3 else None
         cur = self.leases.get((ns, name)) if name else None
-        verb = {"GET": "get" if name else "list", "POST": "create", "PUT": "update", "PATCH": "patch"}.get(req.method)
+        verb = {"GET": "get" if name else "list", "POST": "create", "PUT": "update", "PATCH": "patch",
+                "DELETE": "delete"}.get(req.method)
         if (verb, "leases") in self.review_deny:
             return Reply(403, status_body(403, "Forbidden", 'leases.coordination.k8s.io%s is forbidden: User "%s" cannot %s '
                                           'resource "leases" in API group "coordination.k8s.io" in the namespace "%s"' % (
@@ -1671,6 +1672,8 @@ class StandIn:
             return self._lease_list(req, ns)
         if req.method == "PATCH" and name:
             return self._lease_patch(req, ns, name, cur)
+        if req.method == "DELETE" and name:
+            return self._lease_delete(req, ns, name, cur)
         if req.method not in ("POST", "PUT") or (req.method == "POST") != (name is None):
             return Reply(405, status_body(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
         try:
@@ -1706,6 +1709,26 @@ class StandIn:
         out = {"kind": "Lease", "apiVersion": "coordination.k8s.io/v1", "metadata": md, "spec": spec}
         self.leases[(ns, name)] = out
         return Reply(201 if req.method == "POST" else 200, copy.deepcopy(out))
+
+    def _lease_delete(self, req, ns, name, cur):
+        """A Lease deleted, with DeleteOptions' preconditions (uid, resourceVersion: 409 when stale)."""
+        if cur is None:
+            return Reply(404, status_body(404, "NotFound", 'leases.coordination.k8s.io "%s" not found' % name,
+                                          {"name": name, "group": "coordination.k8s.io", "kind": "leases"}))
+        try:
+            pre = (json.loads(req.body.decode("utf-8")) if req.body else {}).get("preconditions") or {}
+        except (ValueError, UnicodeDecodeError, AttributeError) as e:
+            return Reply(400, status_body(400, "BadRequest", "error decoding DeleteOptions: %s" % e))
+        for k in ("uid", "resourceVersion"):
+            if k in pre and pre[k] != cur["metadata"].get(k):
+                return Reply(409, status_body(409, "Conflict", "Operation cannot be fulfilled on leases.coordination.k8s.io "
+                                              '"%s": Precondition failed: %s: %s, %s: %s' % (
+                                                  name, k, pre[k], k, cur["metadata"].get(k)),
+                                              {"name": name, "group": "coordination.k8s.io", "kind": "leases"}))
+        del self.leases[(ns, name)]
+        self.rv += 1
+        return Reply(200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                           "details": {"name": name, "group": "coordination.k8s.io", "kind": "leases", "uid": cur["metadata"].get("uid")}})
 
     def _lease_list(self, req, ns):
         """A namespace's Leases, those whose labels match an equality labelSelector (k=v,...)."""
