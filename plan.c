@@ -80,7 +80,9 @@ static void fence_row(void *ctx, const struct json_fence *f, const char *node)
 
 	snprintf(key.f.name, sizeof key.f.name, "%s", node);
 	if ((r = bsearch(&key, pl->rows, pl->n, sizeof *r, by_name)) != NULL)
-		r->fence = f->safe <= 0 ? "unreadable" : f->fencing ? "fencing" : f->request ? "requested" : "armed";
+		r->fence = f->safe <= 0 ? "unreadable" : f->fencing ? "fencing"
+		    : !f->watchdog && pl->require ? (f->request ? "requested, agent without watchdog" : "armed, agent without watchdog")
+		    : f->request ? "requested" : "armed";
 }
 
 void plan_fence(struct plan *pl, struct kube *k, const struct settings *s)
@@ -90,6 +92,7 @@ void plan_fence(struct plan *pl, struct kube *k, const struct settings *s)
 
 	if (s->fence == FENCE_OFF)
 		return;
+	pl->require = s->fence == FENCE_REQUIRE;
 	body = malloc(PLAN_FENCE_BODY_MAX);
 	if (pl->n > 1)
 		qsort(pl->rows, pl->n, sizeof pl->rows[0], by_name);
@@ -232,7 +235,8 @@ static void action_text(const struct plan_row *r, const struct pass_plan_result 
 			    v->action == POLICY_TAINT ? "taint" : "prune",
 			    plan_duration(v->action == POLICY_TAINT ? s->taint_after : s->prune_after, b, sizeof b));
 		if (v->action == POLICY_TAINT && r->fence)
-			add(out, n, strcmp(r->fence, "no agent") ? "; once its fence is safe"
+			add(out, n, strstr(r->fence, "without watchdog") ? "; only once its agent writes its fencing mark (its silence is no fence)"
+			    : strcmp(r->fence, "no agent") ? "; once its fence is safe"
 			    : s->fence == FENCE_REQUIRE ? "; never: no fence agent (--fence=require)" : "");
 	} else if (v->held != POLICY_NONE) {
 		add(out, n, "held by the storm guard: would %s, not reporting for %s", verb(v->held), a);
@@ -287,6 +291,8 @@ static int print_table(FILE *out, const struct plan *pl, const struct pass_plan_
 		wn = (int)strlen(pl->rows[i].f.name) > wn ? (int)strlen(pl->rows[i].f.name) : wn;
 		wf = (int)strlen(rf) > wf ? (int)strlen(rf) : wf;
 		wr = (int)strlen(ro) > wr ? (int)strlen(ro) : wr;
+		if (we && pl->rows[i].fence && (int)strlen(pl->rows[i].fence) > we)
+			we = (int)strlen(pl->rows[i].fence);
 	}
 	fprintf(out, "%-*s  %-7s  %-*s  %-*s  %-*s%s%s\n", wn, "NAME", "READY", wf, "FOR", wr, "ROLES", we, we ? "FENCE" : "",
 	    we ? "  " : "", "ACTION");

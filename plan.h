@@ -27,6 +27,7 @@ struct plan {
 	struct plan_row *rows;
 	size_t n, cap;
 	int nomem;                     /* a row could not be kept: the plan is incomplete */
+	int require;                   /* --fence=require: an agent without the watchdog is said to be one */
 };
 
 /* A pass_row_fn: keeps a copy of the row in the struct plan ctx (f NULL: forgets the rows). */
@@ -34,8 +35,8 @@ void plan_row(void *ctx, const struct pass_row *row);
 
 /*
  * The FENCE column, when s's fence is on: every fence Lease of its namespace listed once over k,
- * and each row given its agent's word: "no agent", "armed", "requested", "fencing", "unreadable",
- * or "?" for all when the list could not be read (said on the log). A watcher's count ("safe in
+ * and each row given its agent's word: "no agent", "armed", "requested", "fencing", "unreadable"
+ * (under require, "armed"/"requested" of an agent without the watchdog say so), or "?" for all when the list could not be read (said on the log). A watcher's count ("safe in
  * 40s") is its own: plan has not watched the Leases change.
  */
 #define PLAN_FENCE_BODY_MAX (4 * 1024 * 1024)   /* the fence Leases' list, read whole */
