@@ -8,7 +8,7 @@
 #include "settings.h"
 
 const char *const completion_commands[] = {
-	"run", "once", "plan", "manifests", "version", "completion", "help", NULL
+	"run", "once", "plan", "manifests", "fence", "version", "completion", "help", NULL
 };
 
 /* The flags that are not settings: help and version. */

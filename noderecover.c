@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "completion.h"
 #include "election.h"
+#include "fence.h"
 #include "follow.h"
 #include "kube.h"
 #include "lease.h"
@@ -70,7 +71,7 @@ static void wait_until(int64_t wake)
 
 /* After "usage: noderecover" or, run as a kubectl plugin, "usage: kubectl noderecover". */
 static const char usage[] =
-    " [run|once|plan|manifests|version|completion bash|zsh|help] [options]\n"
+    " [run|once|plan|manifests|fence|version|completion bash|zsh|help] [options]\n"
     "\n"
     "Taints nodes whose Ready condition stayed Unknown with\n"
     "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, clears it when they return,\n"
@@ -82,6 +83,8 @@ static const char usage[] =
     "  plan                     one read, nothing written: each node, what a pass would do\n"
     "                           now and why, or when; exit 0 read, 1 could not read, 2 settings\n"
     "  manifests                print the cluster objects (YAML) that run it with these settings\n"
+    "  fence                    the fence agent on a node (docs/fence.md): fences its own node\n"
+    "                           when cut off; run as noderecover-fence, the same\n"
     "  version, --version       print the version\n"
     "  completion bash|zsh      print the shell's completion script\n"
     "\n"
@@ -329,6 +332,18 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	clock_scale(from_environment("NODERECOVER_TEST_DEADLINE_SCALE"));   /* before an exec plugin's deadline */
+	if (pr->s.mode == MODE_FENCE) {
+		if (settings_target(&pr->s, from_environment, &pr->t, err, sizeof err) < 0) {
+			say_fatal("%s", err);
+			return 2;
+		}
+		struct sigaction fsa = { 0 };
+		fsa.sa_handler = on_signal;
+		sigaction(SIGTERM, &fsa, NULL);
+		sigaction(SIGINT, &fsa, NULL);
+		signal(SIGPIPE, SIG_IGN);
+		return fence_run(&pr->s, &pr->t, &stop, &cut);
+	}
 	if (settings_target(&pr->s, from_environment, &pr->t, err, sizeof err) < 0 ||
 	    kube_init(&pr->kc, &pr->t, &cut, err, sizeof err) < 0) {
 		say_fatal("%s", err);

@@ -22,7 +22,11 @@
 enum {
 	O_TAINT, O_PRUNE, O_LABEL, O_POLL, O_WATCH, O_RELIST, O_ANNOTATION, O_MAX_UNKNOWN, O_COOLDOWN,
 	O_EXCLUDE, O_DRY_RUN, O_EVENTS, O_SELF, O_LISTEN, O_LEADER, O_LEASE_NAME, O_LEASE_NS, O_LOG_FORMAT,
-	O_PAGE, O_OUTPUT, O_KUBECONFIG, O_CONTEXT, O_SERVER, O_CA, O_TOKEN, O_TLS_NAME, O_COUNT
+	O_PAGE, O_OUTPUT, O_KUBECONFIG, O_CONTEXT, O_SERVER, O_CA, O_TOKEN, O_TLS_NAME,
+	/* the fence agent's (docs/fence.md), --fence-namespace shared with the watcher */
+	O_FENCE_NS, O_FENCE_CHECK, O_FENCE_AFTER, O_FENCE_ISOLATED, O_FENCE_RENEW, O_FENCE_ACTION, O_FENCE_EXEC,
+	O_FENCE_EXEC_TIMEOUT, O_FENCE_WATCHDOG, O_FENCE_WATCHDOG_TIMEOUT, O_FENCE_KUBELET, O_FENCE_LISTEN,
+	O_FENCE_ADDRESS, O_FENCE_SECRET, O_COUNT
 };
 
 /*
@@ -125,6 +129,52 @@ const struct settings_row settings_rows[O_COUNT] = {
 		.meaning = "the bearer token for --server, read again every minute" },
 	[O_TLS_NAME] = { .flag = "--tls-server-name", .arg = " NAME", .kind = SETTINGS_TEXT,
 		.field = F(tls_server_name), .meaning = "the name to verify the server's certificate against" },
+	/* The fence (docs/fence.md): not passed to the watcher's pod; the agent's DaemonSet sets its own. */
+	[O_FENCE_NS] = { .flag = "--fence-namespace", .arg = " NS", .env = "NODE_RECOVERY_FENCE_NAMESPACE",
+		.unset = "in a pod: its own namespace", .kind = SETTINGS_DNS, .max = 63, .field = F(fence_namespace),
+		.blank_unset = 1, .what = "a namespace name (a DNS label)",
+		.meaning = "the namespace of the fence Leases (noderecover-fence-NODE), the agent's and the watcher's" },
+	[O_FENCE_CHECK] = { .flag = "--fence-check", .arg = " DURATION", .env = "NODE_RECOVERY_FENCE_CHECK", .dflt = "2s",
+		.kind = SETTINGS_DURATION, .min = 1, .max = 3600, .field = F(fence_check), .blank_unset = 1,
+		.meaning = "fence agent: time between checks of the API server and the kubelet" },
+	[O_FENCE_AFTER] = { .flag = "--fence-after", .arg = " DURATION", .env = "NODE_RECOVERY_FENCE_AFTER", .dflt = "30s",
+		.kind = SETTINGS_DURATION, .min = 1, .max = 86400, .field = F(fence_after), .blank_unset = 1,
+		.meaning = "fence agent: cut off from the API server this long, ask the peers; kubelet unhealthy this long, fence" },
+	[O_FENCE_ISOLATED] = { .flag = "--fence-isolated-after", .arg = " DURATION", .env = "NODE_RECOVERY_FENCE_ISOLATED_AFTER",
+		.dflt = "30s", .kind = SETTINGS_DURATION, .min = 1, .max = 86400, .field = F(fence_isolated_after), .blank_unset = 1,
+		.meaning = "fence agent: no peer answered this long since asking began, fence" },
+	[O_FENCE_RENEW] = { .flag = "--fence-renew", .arg = " DURATION", .env = "NODE_RECOVERY_FENCE_RENEW", .dflt = "60s",
+		.kind = SETTINGS_DURATION, .min = 1, .max = 86400, .field = F(fence_renew), .blank_unset = 1,
+		.meaning = "fence agent: how often its Lease is renewed" },
+	[O_FENCE_ACTION] = { .flag = "--fence-action", .arg = " ACTION", .env = "NODE_RECOVERY_FENCE_ACTION",
+		.unset = "watchdog if the device exists, else reboot", .kind = SETTINGS_TEXT, .field = F(fence_action),
+		.blank_unset = 1, .meaning = "fence agent: how it fences: watchdog, reboot or exec" },
+	[O_FENCE_EXEC] = { .flag = "--fence-exec", .arg = " PATH", .env = "NODE_RECOVERY_FENCE_EXEC",
+		.unset = "needed by exec", .kind = SETTINGS_TEXT, .field = F(fence_exec), .blank_unset = 1,
+		.meaning = "fence agent: the program exec runs, as PATH NODE" },
+	[O_FENCE_EXEC_TIMEOUT] = { .flag = "--fence-exec-timeout", .arg = " DURATION", .env = "NODE_RECOVERY_FENCE_EXEC_TIMEOUT",
+		.dflt = "10s", .kind = SETTINGS_DURATION, .min = 1, .max = 3600, .field = F(fence_exec_timeout), .blank_unset = 1,
+		.meaning = "fence agent: how long exec's program may run" },
+	[O_FENCE_WATCHDOG] = { .flag = "--fence-watchdog", .arg = " PATH", .env = "NODE_RECOVERY_FENCE_WATCHDOG",
+		.dflt = "/dev/watchdog", .kind = SETTINGS_TEXT, .field = F(fence_watchdog), .blank_unset = 1,
+		.meaning = "fence agent: the watchdog device" },
+	[O_FENCE_WATCHDOG_TIMEOUT] = { .flag = "--fence-watchdog-timeout", .arg = " DURATION",
+		.env = "NODE_RECOVERY_FENCE_WATCHDOG_TIMEOUT", .dflt = "10s", .kind = SETTINGS_DURATION, .min = 1, .max = 3600,
+		.field = F(fence_watchdog_timeout), .blank_unset = 1,
+		.meaning = "fence agent: the watchdog's timeout, set at start and read back" },
+	/* an empty value is a value here: the kubelet is not checked */
+	[O_FENCE_KUBELET] = { .flag = "--fence-kubelet-url", .arg = " URL", .env = "NODE_RECOVERY_FENCE_KUBELET_URL",
+		.dflt = "http://127.0.0.1:10248/healthz", .kind = SETTINGS_TEXT, .field = F(fence_kubelet_url),
+		.meaning = "fence agent: the kubelet's health, plain http to an IP address; empty: not checked" },
+	[O_FENCE_LISTEN] = { .flag = "--fence-listen", .arg = " ADDR", .env = "NODE_RECOVERY_FENCE_LISTEN", .dflt = ":9466",
+		.kind = SETTINGS_ADDRESS, .field = F(fence_listen), .blank_unset = 1,
+		.meaning = "fence agent: where its peers, /metrics, /livez and /readyz are served" },
+	[O_FENCE_ADDRESS] = { .flag = "--fence-address", .arg = " IP:PORT", .env = "NODE_RECOVERY_FENCE_ADDRESS",
+		.unset = "in a pod: POD_IP and the listen port", .kind = SETTINGS_TEXT, .field = F(fence_address),
+		.blank_unset = 1, .meaning = "fence agent: the address its peers reach it at, published on its Lease" },
+	[O_FENCE_SECRET] = { .flag = "--fence-peer-secret-file", .arg = " FILE", .env = "NODE_RECOVERY_FENCE_PEER_SECRET_FILE",
+		.unset = "required", .kind = SETTINGS_TEXT, .field = F(fence_peer_secret_file), .blank_unset = 1,
+		.meaning = "fence agent: the peers' shared secret, at least 16 bytes; never logged" },
 };
 
 const size_t settings_row_count = O_COUNT;
@@ -422,9 +472,13 @@ static int command(struct settings *s, int argc, char **argv, int *i, char *err,
 		{ "manifests", MODE_MANIFESTS },   /* the same settings as run, checked the same way */
 		{ "version", MODE_VERSION }, { "help", MODE_HELP },
 		{ "completion", MODE_COMPLETION },   /* followed by the shell */
+		{ "fence", MODE_FENCE },
 	};
+	const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
 
-	s->mode = MODE_RUN;
+	base = base ? base + 1 : argc > 0 && argv[0] ? argv[0] : "";
+	/* the agent's DaemonSet may run the binary under that name, with options only */
+	s->mode = strcmp(base, "noderecover-fence") == 0 ? MODE_FENCE : MODE_RUN;
 	if (*i >= argc || argv[*i][0] == '-')
 		return 0;
 	for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
@@ -439,7 +493,7 @@ static int command(struct settings *s, int argc, char **argv, int *i, char *err,
 			return 0;
 		}
 	}
-	return text_fail(err, errlen, "unknown command '%.64s' (want run, once, plan, manifests, version, completion or help)", argv[*i]);
+	return text_fail(err, errlen, "unknown command '%.64s' (want run, once, plan, manifests, fence, version, completion or help)", argv[*i]);
 }
 
 /* The flags from argv[i] on: --flag VALUE, --flag=VALUE, or a flag that may stand alone. */
@@ -492,6 +546,61 @@ static void host_name(struct settings *s)
 	s->self_source = "host name";
 }
 
+static int common_settings(struct settings *s, char *err, size_t errlen);
+
+/* The fence agent's own rules (docs/fence.md "Settings"): its node, namespace, action and
+ * secret are required, its peers' address defaults to the pod's IP and the listen port. */
+static int fence_settings(struct settings *s, const char **val, const char **from, settings_env_fn env, char *err,
+    size_t errlen)
+{
+	const struct settings_row *r = settings_rows;
+	const char *a = s->fence_action, *node = env("NODE_NAME"), *ip = env("POD_IP");
+	struct sockaddr_storage sa;
+	socklen_t salen;
+	char why[200];
+	int any;
+
+	s->kubeconfig_list = s->kubeconfig && from[O_KUBECONFIG] == r[O_KUBECONFIG].env;
+	if (val[O_SELF]) {
+		s->self_source = from[O_SELF];
+	} else if (node && *node && copy(s->self_node, sizeof s->self_node, node) == 0) {
+		s->self_source = "NODE_NAME";
+	} else {
+		return text_fail(err, errlen, "%s (or %s, or NODE_NAME from the downward API) is required: the node this agent fences",
+		    r[O_SELF].flag, r[O_SELF].env);
+	}
+	/* its Lease is noderecover-fence-NODE, a DNS subdomain of at most 253 bytes */
+	if (!dns_name(s->self_node, 253 - 18, 1))
+		return text_fail(err, errlen, "node '%.64s' (from %s) cannot be armed: its Lease's name would not be a DNS subdomain of at most 253 bytes",
+		    s->self_node, s->self_source);
+	if (!s->fence_namespace[0])
+		return text_fail(err, errlen, "%s (or %s) is required outside a pod: %s/namespace is not there",
+		    r[O_FENCE_NS].flag, r[O_FENCE_NS].env, SETTINGS_SA_DIR);
+	if (a && strcmp(a, "watchdog") != 0 && strcmp(a, "reboot") != 0 && strcmp(a, "exec") != 0)
+		return text_fail(err, errlen, "%s '%.32s' is not one of watchdog, reboot or exec", from[O_FENCE_ACTION], a);
+	if (a && strcmp(a, "exec") == 0 && !s->fence_exec)
+		return text_fail(err, errlen, "%s exec needs %s (or %s): the program to run", from[O_FENCE_ACTION],
+		    r[O_FENCE_EXEC].flag, r[O_FENCE_EXEC].env);
+	if (!s->fence_peer_secret_file)
+		return text_fail(err, errlen, "%s (or %s) is required: the peers' shared secret", r[O_FENCE_SECRET].flag,
+		    r[O_FENCE_SECRET].env);
+	if (!s->fence_address && ip && *ip) {
+		const char *port = strrchr(s->fence_listen, ':') + 1;
+		snprintf(s->fence_address_buf, sizeof s->fence_address_buf, strchr(ip, ':') ? "[%.46s]:%s" : "%.46s:%s", ip, port);
+		s->fence_address = s->fence_address_buf;
+	} else if (!s->fence_address && listen_addr(s->fence_listen, &sa, &salen, &any, why, sizeof why) == 0 && !any) {
+		s->fence_address = s->fence_listen;
+	}
+	if (!s->fence_address)
+		return text_fail(err, errlen, "%s (or %s) is required outside a pod when %s listens on every address: where peers reach this agent",
+		    r[O_FENCE_ADDRESS].flag, r[O_FENCE_ADDRESS].env, r[O_FENCE_LISTEN].flag);
+	if (listen_addr(s->fence_address, &sa, &salen, &any, why, sizeof why) < 0 || any)
+		return text_fail(err, errlen, "%s '%.64s' is not IPv4:PORT or [IPv6]:PORT",
+		    s->fence_address == s->fence_address_buf ? "POD_IP" : val[O_FENCE_ADDRESS] ? from[O_FENCE_ADDRESS] : r[O_FENCE_LISTEN].flag,
+		    s->fence_address);
+	return 0;
+}
+
 /* What one setting says of another, and the defaults that are not a value but a place to look. */
 static int cross_settings(struct settings *s, const char **val, const char **from, settings_env_fn env, char *err,
     size_t errlen)
@@ -515,11 +624,27 @@ static int cross_settings(struct settings *s, const char **val, const char **fro
 	if (s->leader_elect && !s->lease_namespace[0] && (s->mode == MODE_RUN || s->mode == MODE_ONCE))
 		return text_fail(err, errlen, "%s needs %s (or %s) outside a pod: %s/namespace is not there",
 		    r[O_LEADER].flag, r[O_LEASE_NS].flag, r[O_LEASE_NS].env, SETTINGS_SA_DIR);
+	if (val[O_FENCE_NS]) {
+		s->fence_ns_source = from[O_FENCE_NS];
+	} else {
+		pod_namespace(s->fence_namespace, sizeof s->fence_namespace);
+		if (s->fence_namespace[0] && !dns_name(s->fence_namespace, 63, 0))
+			return text_fail(err, errlen, "%s/namespace does not hold a namespace name", SETTINGS_SA_DIR);
+		s->fence_ns_source = "the pod's service account";
+	}
+	if (s->mode == MODE_FENCE)
+		return fence_settings(s, val, from, env, err, errlen) < 0 ? -1 : common_settings(s, err, errlen);
 	if (val[O_SELF])
 		s->self_source = from[O_SELF];
 	else if (!env("KUBERNETES_SERVICE_HOST"))
 		host_name(s);
 	s->kubeconfig_list = s->kubeconfig && from[O_KUBECONFIG] == r[O_KUBECONFIG].env;
+	return common_settings(s, err, errlen);
+}
+
+/* Where the cluster is: the rules every command that reaches it shares. */
+static int common_settings(struct settings *s, char *err, size_t errlen)
+{
 	if (s->server && (!s->ca_file || !s->token_file))
 		return text_fail(err, errlen, "--server needs --ca-file and --token-file as well");
 	if (!s->server && (s->ca_file || s->token_file))
@@ -550,7 +675,7 @@ int settings_parse(struct settings *s, int argc, char **argv, settings_env_fn en
 		if (val[o] && !*val[o] && r->blank_unset)
 			val[o] = NULL;
 	}
-	if (!val[O_TAINT])
+	if (!val[O_TAINT] && s->mode != MODE_FENCE)
 		return text_fail(err, errlen, "%s (or %s) is required: how long (300, 5m) a node's Ready may be Unknown before it is tainted",
 		    settings_rows[O_TAINT].flag, settings_rows[O_TAINT].env);
 	for (int o = 0; o < O_COUNT; o++) {

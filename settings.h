@@ -17,7 +17,8 @@ enum settings_dry_run {
 	DRY_RUN_SERVER    /* send every write with dryRun=All: checked by the server, not stored */
 };
 
-enum settings_mode { MODE_RUN, MODE_ONCE, MODE_PLAN, MODE_MANIFESTS, MODE_VERSION, MODE_HELP, MODE_COMPLETION };
+enum settings_mode { MODE_RUN, MODE_ONCE, MODE_PLAN, MODE_MANIFESTS, MODE_VERSION, MODE_HELP, MODE_COMPLETION,
+	MODE_FENCE /* the fence agent (docs/fence.md): `fence`, or the binary invoked as noderecover-fence */ };
 
 enum settings_output { OUTPUT_TABLE, OUTPUT_JSON };   /* how plan prints */
 
@@ -58,6 +59,14 @@ struct settings {
 	int kubeconfig_list;          /* 1: it is KUBECONFIG's list (a:b, merged); 0: the flag's one file */
 	const char *context;          /* --context: the kubeconfig context to use; NULL: the current one */
 	const char *server, *ca_file, *token_file, *tls_server_name;
+	/* the fence (docs/fence.md): the namespace of the fence Leases, the agent's and the watcher's */
+	char fence_namespace[64];     /* a DNS label: the flag, the variable, or the pod's own; "" outside a pod */
+	const char *fence_ns_source;  /* where fence_namespace came from, for the start-up line */
+	/* the fence agent's (`fence`); seconds for the durations */
+	int64_t fence_check, fence_after, fence_isolated_after, fence_renew, fence_exec_timeout, fence_watchdog_timeout;
+	const char *fence_action;     /* "watchdog", "reboot", "exec"; NULL: watchdog if the device exists, else reboot */
+	const char *fence_exec, *fence_watchdog, *fence_kubelet_url, *fence_listen, *fence_address, *fence_peer_secret_file;
+	char fence_address_buf[72];   /* fence_address made of POD_IP and the listen port */
 };
 
 /* Pruning is on: a prune threshold was given. The one test of it, for the rules, the

@@ -1,0 +1,101 @@
+/*
+ * The fence agent's rules (fence_rules.h), as docs/fence.md "The agent's checks" words them.
+ * Pure: the state, the observation and the time in, what to do out.
+ */
+#include "fence_rules.h"
+
+void fence_start(struct fence_state *st, int64_t now)
+{
+	*st = (struct fence_state){ FENCE_HEALTHY, FENCE_NO_REASON, now, -1, -1, 0, -1, -1 };
+}
+
+static enum fence_do fence(struct fence_state *st, enum fence_reason why)
+{
+	st->phase = FENCE_FENCED;
+	st->reason = why;
+	return FENCE_FENCE;
+}
+
+enum fence_do fence_check(struct fence_state *st, const struct fence_config *c, const struct fence_obs *o, int64_t now)
+{
+	if (st->phase == FENCE_FENCED)
+		return FENCE_FENCE;
+	if (o->kubelet != FENCE_KUBELET_BAD) {
+		st->kubelet_down = -1;
+		st->kubelet_bad = 0;
+	} else if (st->kubelet_bad++ == 0) {
+		st->kubelet_down = now;
+	}
+	if (o->api) {
+		/* reached: a cut that heals, however long it lasted, fences nothing */
+		st->api_down = st->asking = st->heard = -1;
+		if (o->kubelet != FENCE_KUBELET_BAD) {
+			/* with its kubelet healthy it never fences, a request or not */
+			st->phase = FENCE_HEALTHY;
+			return FENCE_CARRY_ON;
+		}
+		/* a node just started, whose kubelet is still starting, must not fence again on
+		 * the request that fenced it: a request is served after fence_after of uptime */
+		if (o->requested && st->kubelet_bad >= FENCE_KUBELET_BAD_CHECKS && now - st->started >= c->fence_after)
+			return fence(st, FENCE_REQUESTED);
+		if (now - st->kubelet_down >= c->fence_after)
+			return fence(st, FENCE_KUBELET_DOWN);
+		st->phase = FENCE_KUBELET;
+		return FENCE_CARRY_ON;
+	}
+	if (st->api_down < 0)
+		st->api_down = now;
+	if (now - st->api_down < c->fence_after) {
+		st->phase = FENCE_CUT;
+		return FENCE_CARRY_ON;
+	}
+	if (st->asking < 0)
+		st->asking = now;
+	if (st->phase != FENCE_OUTAGE)
+		st->phase = FENCE_ASKING;
+	return FENCE_ASK_PEERS;
+}
+
+enum fence_do fence_answers(struct fence_state *st, const struct fence_config *c, const struct fence_answers *a,
+    int64_t now)
+{
+	if (st->phase == FENCE_FENCED)
+		return FENCE_FENCE;
+	if (a->requested > 0)
+		return fence(st, FENCE_PEER_REQUESTED);
+	/* more than half of all known peers, answering or not, cut off as well: the control plane */
+	if (a->known > 0 && 2 * a->api_down > a->known) {
+		st->phase = FENCE_OUTAGE;
+		st->heard = now;
+		return FENCE_CARRY_ON;
+	}
+	st->phase = FENCE_ASKING;
+	if (a->healthy > 0) {
+		/* the API server is there and nobody asked for this node: the watcher must request
+		 * before it counts, and a peer would say so */
+		st->heard = now;
+		return FENCE_CARRY_ON;
+	}
+	/* a few peers as cut off as this one are no answer: a minority partition must fence
+	 * within the safe time whatever its members tell each other */
+	if (now - (st->heard > st->asking ? st->heard : st->asking) >= c->isolated_after)
+		return fence(st, FENCE_ISOLATED);
+	return FENCE_CARRY_ON;
+}
+
+const char *fence_phase_name(enum fence_phase p)
+{
+	static const char *const names[] = { "healthy", "kubelet", "cut", "asking", "outage", "fenced" };
+	return (unsigned)p < sizeof names / sizeof names[0] ? names[p] : "?";
+}
+
+const char *fence_reason_name(enum fence_reason r)
+{
+	static const char *const names[] = { "none", "requested", "kubelet", "peer-requested", "isolated" };
+	return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
+}
+
+int64_t fence_safe_seconds(int64_t renew, int64_t fence_after, int64_t isolated_after, int64_t action)
+{
+	return renew + fence_after + isolated_after + action + FENCE_MARGIN;
+}

@@ -1,0 +1,96 @@
+/*
+ * The fence agent's decisions (docs/fence.md "The agent's checks"): a pure function of the
+ * agent's state, one check's observation and the monotonic clock, to what it does: carry on,
+ * ask its peers, or fence and why. No clock, socket or global: fence.c observes and acts,
+ * tests/unit/test_fence_rules.c holds the rules to a table. And the safe time S the agent
+ * publishes, computed here once.
+ */
+#ifndef FENCE_RULES_H
+#define FENCE_RULES_H
+
+#include <stdint.h>
+
+#define FENCE_MARGIN 5           /* seconds of S beyond the rest: checks every 2 s, the peers' deadline */
+#define FENCE_REBOOT_BOUND 10    /* seconds: reboot's action bound (sync's deadline) */
+#define FENCE_KUBELET_BAD_CHECKS 2 /* a request is served on a kubelet unhealthy this many checks in a row */
+
+/* Where the agent stands, as of its last check. */
+enum fence_phase {
+	FENCE_HEALTHY,   /* it reaches the API server; its kubelet is healthy or not checked */
+	FENCE_KUBELET,   /* it reaches the API server; its kubelet is unhealthy (counting to fence_after) */
+	FENCE_CUT,       /* it does not reach the API server, for less than fence_after */
+	FENCE_ASKING,    /* cut off for fence_after: asking its peers every check */
+	FENCE_OUTAGE,    /* its peers said most of them cannot reach the API server either: carrying on */
+	FENCE_FENCED     /* it decided to fence: final */
+};
+
+/* What to do after a check. */
+enum fence_do {
+	FENCE_CARRY_ON,
+	FENCE_ASK_PEERS, /* ask every peer now, then hand their answers to fence_answers */
+	FENCE_FENCE      /* fence now, for the reason in the state */
+};
+
+/* Why it fences. */
+enum fence_reason {
+	FENCE_NO_REASON,
+	FENCE_REQUESTED,      /* a request on its own Lease and its kubelet unhealthy two checks in a row */
+	FENCE_KUBELET_DOWN,   /* its kubelet unhealthy for fence_after while it reaches the API server */
+	FENCE_PEER_REQUESTED, /* cut off, and a peer read a request on its Lease */
+	FENCE_ISOLATED        /* cut off, and no peer answered for isolated_after (or none is known) */
+};
+
+enum fence_kubelet { FENCE_KUBELET_OFF, FENCE_KUBELET_OK, FENCE_KUBELET_BAD };
+
+/* The settings the rules use, in milliseconds. */
+struct fence_config {
+	int64_t fence_after, isolated_after;
+};
+
+/* The agent's memory between checks; times are monotonic ms, -1: not so. Set by fence_start. */
+struct fence_state {
+	enum fence_phase phase;
+	enum fence_reason reason;  /* FENCE_FENCED: why */
+	int64_t started;           /* when the agent started */
+	int64_t api_down;          /* since when it has not reached the API server */
+	int64_t kubelet_down;      /* since when its kubelet has been unhealthy */
+	int kubelet_bad;           /* unhealthy checks in a row */
+	int64_t asking;            /* since when it has asked its peers */
+	int64_t heard;             /* the last answer that let it carry on (an outage, or a peer that reaches
+	                              the API server and saw no request), since asking began */
+};
+
+/* One check's observation. */
+struct fence_obs {
+	int api;                   /* /readyz answered ok, and the renewal, when due, succeeded */
+	enum fence_kubelet kubelet;
+	int requested;             /* its own Lease, read this check, carries a fence request (api only) */
+};
+
+/* The peers' answers to one round of asking (answers with a bad signature are not counted). */
+struct fence_answers {
+	int known;                 /* peers known (other agents' Leases with an address) */
+	int answered;              /* that answered with a valid signature */
+	int api_down;              /* said they cannot reach the API server */
+	int healthy;               /* said they reach it and saw no request for this node */
+	int requested;             /* said they read a request on this node's Lease */
+};
+
+/* A fresh state for an agent started at now. */
+void fence_start(struct fence_state *st, int64_t now);
+
+/* One check: FENCE_CARRY_ON, FENCE_ASK_PEERS, or FENCE_FENCE (st->reason says why). */
+enum fence_do fence_check(struct fence_state *st, const struct fence_config *c, const struct fence_obs *o, int64_t now);
+
+/* After FENCE_ASK_PEERS: their answers, now: FENCE_CARRY_ON or FENCE_FENCE. */
+enum fence_do fence_answers(struct fence_state *st, const struct fence_config *c, const struct fence_answers *a,
+    int64_t now);
+
+/* The phase's and the reason's names, for the log and the metrics ("healthy", "kubelet", ...). */
+const char *fence_phase_name(enum fence_phase p);
+const char *fence_reason_name(enum fence_reason r);
+
+/* The safe time S in seconds: renew + fence_after + isolated_after + action + FENCE_MARGIN, all in seconds. */
+int64_t fence_safe_seconds(int64_t renew, int64_t fence_after, int64_t isolated_after, int64_t action);
+
+#endif

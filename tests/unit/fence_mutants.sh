@@ -1,0 +1,51 @@
+#!/bin/sh
+# tests/unit/fence_mutants.sh OUT_DIR: defects put back on purpose into a copy of fence_rules.c,
+# each of which test_fence_rules must catch (as tests/sim/mutants.sh does for core.c); a mutant
+# it passes fails this suite. The sources are never changed.
+set -u
+cd "$(dirname "$0")/../.."
+out=${1:-build/unit}/fence-mutants
+mkdir -p "$out"
+passed=0 failed=0
+
+# mutant NAME 'OLD' 'NEW': fence_rules.c with OLD (a fixed string) replaced by NEW
+mutant() {
+	python3 -c 'import sys; sys.stdout.write(open("fence_rules.c").read().replace(sys.argv[1], sys.argv[2], 1))' \
+		"$2" "$3" > "$out/$1.c"
+	if cmp -s fence_rules.c "$out/$1.c"; then
+		echo "fence mutant $1: its lines are no longer in fence_rules.c"
+		failed=$((failed + 1))
+	elif ! gcc -std=c11 -D_DEFAULT_SOURCE -O1 -w -I. -o "$out/$1" tests/unit/test_fence_rules.c "$out/$1.c"; then
+		echo "fence mutant $1: does not compile"
+		failed=$((failed + 1))
+	elif (cd tests/unit && "../../$out/$1" table >/dev/null 2>&1); then
+		echo "fence mutant $1: NOT caught"
+		failed=$((failed + 1))
+	else
+		echo "fence mutant $1: caught"
+		passed=$((passed + 1))
+	fi
+}
+
+# half the peers taken for more than half: a partition of half the nodes carries on
+mutant half-is-majority '2 * a->api_down > a->known' '2 * a->api_down >= a->known'
+# a request served on a healthy kubelet
+mutant request-kubelet-healthy 'if (o->kubelet != FENCE_KUBELET_BAD) {
+			/* with' 'if (o->kubelet != FENCE_KUBELET_BAD && !o->requested) {
+			/* with'
+# no uptime rule: a node just rebooted fences again on the request that rebooted it
+mutant no-uptime ' && now - st->started >= c->fence_after)' ')'
+# a heal that does not count the next cut afresh
+mutant heal-kept 'st->api_down = st->asking = st->heard = -1;' 'st->asking = st->heard = -1;'
+# a minority as cut off heard as an answer
+mutant minority-heard 'if (a->healthy > 0) {' 'if (a->answered > 0) {'
+# isolation counted from the cut, not from asking
+mutant isolated-from-cut '	if (st->asking < 0)
+		st->asking = now;' '	if (st->asking < 0)
+		st->asking = st->api_down;'
+# a peer's request ignored
+mutant peer-request-ignored 'if (a->requested > 0)' 'if (0)'
+# one unhealthy check serves a request
+mutant one-bad-check 'st->kubelet_bad >= FENCE_KUBELET_BAD_CHECKS' 'st->kubelet_bad >= 1'
+echo "fence mutants: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

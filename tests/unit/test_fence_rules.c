@@ -1,0 +1,398 @@
+/*
+ * The fence agent's rules (fence_rules.c) as a table over time: a world (the API server up,
+ * cut, healed or flapping; the kubelet off, healthy, unhealthy or flapping; a fence request or
+ * none; peers none known, silent, cut off as a majority or a minority, healthy) played check by
+ * check every 2 s, and when the agent fences and why. Every combination of the grid is played;
+ * the rows after it are the edges. Rules with a defect put in on purpose (a fence in a
+ * control-plane outage, a fence with the API server and the kubelet healthy, a fence on a stale
+ * request right after boot, ...) must each fail some row: a table they pass proves nothing.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "check.h"
+#include "../../fence_rules.h"
+
+#define CHECK_S 2
+#define HORIZON 300
+#define FA 30    /* fence_after */
+#define IA 30    /* isolated_after */
+#define NEVER (-1)
+
+enum api { UP, DOWN, HEAL, TWO_CUTS, FLAP };
+enum kub { K_OFF, K_OK, K_BAD10, K_BAD0, K_STARTING, K_ONE_BAD, K_FLAP };
+enum req { R_NONE, R0, R60, R100 };
+enum peers { P_NONE, P_SILENT, P_MAJORITY, P_MINORITY, P_HEALTHY, P_HALF, P_TWO_OF_FIVE, P_OUTAGE_THEN_SILENT,
+	P_HEALTHY_THEN_SILENT };
+
+struct world {
+	enum api api;
+	enum kub kubelet;
+	enum req req;
+	enum peers peers;
+};
+
+static int api_up(enum api a, int t)
+{
+	switch (a) {
+	case UP: return 1;
+	case DOWN: return t < 10;
+	case HEAL: return t < 10 || t >= 38;              /* healed 2 s before fence_after */
+	case TWO_CUTS: return t < 10 || (t >= 38 && t < 40); /* healed for one check, then cut again */
+	case FLAP: return t < 10 || (t / CHECK_S) % 2 == 0;  /* every other check */
+	}
+	return 1;
+}
+
+static enum fence_kubelet kubelet(enum kub k, int t)
+{
+	switch (k) {
+	case K_OFF: return FENCE_KUBELET_OFF;
+	case K_OK: return FENCE_KUBELET_OK;
+	case K_BAD10: return t >= 10 ? FENCE_KUBELET_BAD : FENCE_KUBELET_OK;
+	case K_BAD0: return FENCE_KUBELET_BAD;
+	case K_STARTING: return t < 20 ? FENCE_KUBELET_BAD : FENCE_KUBELET_OK;  /* a node just booted */
+	case K_ONE_BAD: return t == 40 ? FENCE_KUBELET_BAD : FENCE_KUBELET_OK;
+	case K_FLAP: return (t / CHECK_S) % 2 ? FENCE_KUBELET_BAD : FENCE_KUBELET_OK;
+	}
+	return FENCE_KUBELET_OK;
+}
+
+static int requested(enum req r, int t)
+{
+	return r == R0 || (r == R60 && t >= 60) || (r == R100 && t >= 100);
+}
+
+/* What the peers answer at t: a healthy peer reports the request as it stands. */
+static struct fence_answers answers(enum peers p, enum req r, int t)
+{
+	struct fence_answers a = { 3, 0, 0, 0, 0 };
+	int req = requested(r, t);
+
+	switch (p) {
+	case P_NONE: a.known = 0; break;
+	case P_SILENT: break;
+	case P_MAJORITY: a.answered = a.api_down = 2; break;
+	case P_MINORITY: a.answered = a.api_down = 1; break;
+	case P_HEALTHY: a.answered = 1; a.healthy = !req; a.requested = req; break;
+	case P_HALF: a.known = 4; a.answered = a.api_down = 2; break;
+	case P_TWO_OF_FIVE: a.known = 5; a.answered = a.api_down = 2; break;
+	case P_OUTAGE_THEN_SILENT: if (t < 100) a.answered = a.api_down = 2; break;
+	case P_HEALTHY_THEN_SILENT: if (t < 100) { a.answered = 1; a.healthy = !req; a.requested = req; } break;
+	}
+	return a;
+}
+
+/* The rules played: fence_rules.c's, or one with a defect. */
+struct rules {
+	const char *name;
+	enum fence_do (*step)(struct fence_state *, const struct fence_config *, const struct fence_obs *, int64_t);
+	enum fence_do (*answers)(struct fence_state *, const struct fence_config *, const struct fence_answers *, int64_t);
+};
+
+struct outcome {
+	int at;                  /* seconds, NEVER */
+	enum fence_reason why;
+	int asked;               /* checks that asked the peers */
+};
+
+static struct outcome play(const struct rules *r, const struct world *w)
+{
+	const struct fence_config c = { FA * 1000, IA * 1000 };
+	struct fence_state st;
+	struct outcome out = { NEVER, FENCE_NO_REASON, 0 };
+
+	fence_start(&st, 0);
+	for (int t = 0; t <= HORIZON; t += CHECK_S) {
+		int up = api_up(w->api, t);
+		struct fence_obs o = { up, kubelet(w->kubelet, t), up && requested(w->req, t) };
+		enum fence_do d = r->step(&st, &c, &o, (int64_t)t * 1000);
+		if (d == FENCE_ASK_PEERS) {
+			struct fence_answers a = answers(w->peers, w->req, t);
+			out.asked++;
+			d = r->answers(&st, &c, &a, (int64_t)t * 1000);
+			if (!check(d != FENCE_ASK_PEERS))
+				break;
+		}
+		if (d == FENCE_FENCE) {
+			out.at = t;
+			out.why = st.reason;
+			return out;
+		}
+	}
+	return out;
+}
+
+/* The grid's expectations, worked out by hand from docs/fence.md's rules (FA = IA = 30 s). */
+static struct outcome expect(const struct world *w)
+{
+	struct outcome no = { NEVER, FENCE_NO_REASON, 0 };
+	int bad = w->kubelet == K_BAD10;
+
+	switch (w->api) {
+	case UP:
+	case HEAL:
+		if (!bad)
+			return no;   /* the API server reached and the kubelet healthy: never; a heal before fence_after fences nothing */
+		/* kubelet unhealthy from 10: a request fences once up fence_after (30) and reachable (HEAL: 38) */
+		if (w->req == R0)
+			return (struct outcome){ w->api == UP ? 30 : 38, FENCE_REQUESTED, 0 };
+		return (struct outcome){ 40, FENCE_KUBELET_DOWN, 0 };   /* unhealthy for fence_after */
+	default:   /* DOWN from 10: asking from 40 */
+		switch (w->peers) {
+		case P_MAJORITY:
+			return no;   /* a control-plane outage */
+		case P_HEALTHY:
+			if (w->req == R_NONE)
+				return no;
+			return (struct outcome){ w->req == R0 ? 40 : 60, FENCE_PEER_REQUESTED, 0 };
+		default:   /* none known, silent, a minority as cut off: isolated after 30 s of asking */
+			return (struct outcome){ 70, FENCE_ISOLATED, 0 };
+		}
+	}
+}
+
+/* The edges: worlds outside the grid, with what must happen. */
+static const struct {
+	const char *what;
+	struct world w;
+	struct outcome want;
+} edges[] = {
+	{ "must-fail: a flapping API server never reaches fence_after", { FLAP, K_OK, R_NONE, P_SILENT }, { NEVER, 0, 0 } },
+	{ "must-fail: a flapping kubelet is never unhealthy two checks in a row", { UP, K_FLAP, R0, P_SILENT }, { NEVER, 0, 0 } },
+	{ "must-fail: a stale request right after boot, the kubelet still starting", { UP, K_STARTING, R0, P_NONE }, { NEVER, 0, 0 } },
+	{ "must-fail: one unhealthy check does not serve a request", { UP, K_ONE_BAD, R0, P_NONE }, { NEVER, 0, 0 } },
+	{ "a kubelet that never came up, with a request: fence_after after start", { UP, K_BAD0, R0, P_NONE }, { 30, FENCE_REQUESTED, 0 } },
+	{ "a kubelet that never came up: fence_after after start", { UP, K_BAD0, R_NONE, P_NONE }, { 30, FENCE_KUBELET_DOWN, 0 } },
+	{ "a cut that healed for one check counts afresh", { TWO_CUTS, K_OK, R_NONE, P_NONE }, { 100, FENCE_ISOLATED, 0 } },
+	{ "must-fail: half of the peers is not more than half", { DOWN, K_OK, R_NONE, P_HALF }, { 70, FENCE_ISOLATED, 0 } },
+	{ "must-fail: a majority of those answering is not of all known", { DOWN, K_OK, R_NONE, P_TWO_OF_FIVE }, { 70, FENCE_ISOLATED, 0 } },
+	{ "an outage then silence: isolated 30 s after the last answer", { DOWN, K_OK, R_NONE, P_OUTAGE_THEN_SILENT }, { 128, FENCE_ISOLATED, 0 } },
+	{ "a healthy peer then silence: isolated 30 s after the last answer", { DOWN, K_OK, R_NONE, P_HEALTHY_THEN_SILENT }, { 128, FENCE_ISOLATED, 0 } },
+	{ "a request a healthy peer reads later: fenced then", { DOWN, K_BAD10, R100, P_HEALTHY }, { 100, FENCE_PEER_REQUESTED, 0 } },
+	{ "must-fail: the kubelet does not matter while cut off, an outage", { DOWN, K_BAD10, R0, P_MAJORITY }, { NEVER, 0, 0 } },
+};
+
+static const int apis[] = { UP, DOWN, HEAL }, kubs[] = { K_OFF, K_OK, K_BAD10 }, reqs[] = { R_NONE, R0, R60 },
+	peerss[] = { P_NONE, P_SILENT, P_MAJORITY, P_MINORITY, P_HEALTHY };
+#define N(a) (int)(sizeof a / sizeof a[0])
+
+/* How many rows r gets wrong; verbose: say which. */
+static int wrong(const struct rules *r, int verbose)
+{
+	int bad = 0;
+
+	for (int a = 0; a < N(apis); a++)
+		for (int k = 0; k < N(kubs); k++)
+			for (int q = 0; q < N(reqs); q++)
+				for (int p = 0; p < N(peerss); p++) {
+					struct world w = { apis[a], kubs[k], reqs[q], peerss[p] };
+					struct outcome got = play(r, &w), want = expect(&w);
+					if (got.at == want.at && got.why == want.why)
+						continue;
+					bad++;
+					if (verbose)
+						fprintf(stderr, "  %s: api %d kubelet %d request %d peers %d: fenced at %d (%s), want %d (%s)\n",
+						    r->name, w.api, w.kubelet, w.req, w.peers, got.at, fence_reason_name(got.why), want.at,
+						    fence_reason_name(want.why));
+				}
+	for (int e = 0; e < N(edges); e++) {
+		struct outcome got = play(r, &edges[e].w);
+		if (got.at == edges[e].want.at && got.why == edges[e].want.why)
+			continue;
+		bad++;
+		if (verbose)
+			fprintf(stderr, "  %s: %s: fenced at %d (%s), want %d (%s)\n", r->name, edges[e].what, got.at,
+			    fence_reason_name(got.why), edges[e].want.at, fence_reason_name(edges[e].want.why));
+	}
+	return bad;
+}
+
+static const struct rules ours = { "fence_rules.c", fence_check, fence_answers };
+
+static void t_table(void)
+{
+	check(wrong(&ours, 1) == 0);
+}
+
+/* ---- Rules with a defect, each of which the table must catch ---- */
+
+/* an outage not recognised: peers that cannot reach the API server either count for nothing */
+static enum fence_do outage_fences(struct fence_state *st, const struct fence_config *c, const struct fence_answers *a,
+    int64_t now)
+{
+	struct fence_answers b = *a;
+	b.api_down = 0;
+	return fence_answers(st, c, &b, now);
+}
+
+/* a request served with the kubelet healthy */
+static enum fence_do request_fences(struct fence_state *st, const struct fence_config *c, const struct fence_obs *o,
+    int64_t now)
+{
+	if (o->api && o->requested) {
+		st->phase = FENCE_FENCED;
+		st->reason = FENCE_REQUESTED;
+		return FENCE_FENCE;
+	}
+	return fence_check(st, c, o, now);
+}
+
+/* no uptime rule: a request is served right after boot */
+static enum fence_do no_uptime(struct fence_state *st, const struct fence_config *c, const struct fence_obs *o,
+    int64_t now)
+{
+	st->started = -1000000;
+	return fence_check(st, c, o, now);
+}
+
+/* a minority as cut off counts as an answer: the partition carries on past the safe time */
+static enum fence_do minority_heard(struct fence_state *st, const struct fence_config *c, const struct fence_answers *a,
+    int64_t now)
+{
+	struct fence_answers b = *a;
+	b.healthy += b.api_down;
+	return fence_answers(st, c, &b, now);
+}
+
+/* a heal does not count the next cut afresh */
+static enum fence_do no_heal(struct fence_state *st, const struct fence_config *c, const struct fence_obs *o,
+    int64_t now)
+{
+	int64_t down = st->api_down;
+	enum fence_do d = fence_check(st, c, o, now);
+	if (o->api && down >= 0)
+		st->api_down = down;
+	return d;
+}
+
+/* one unhealthy check serves a request */
+static enum fence_do one_check(struct fence_state *st, const struct fence_config *c, const struct fence_obs *o,
+    int64_t now)
+{
+	if (o->kubelet == FENCE_KUBELET_BAD && st->kubelet_bad == 0) {
+		st->kubelet_bad = 1;
+		st->kubelet_down = now;
+	}
+	return fence_check(st, c, o, now);
+}
+
+/* isolation counted from the cut, not from when asking began */
+static enum fence_do isolated_from_cut(struct fence_state *st, const struct fence_config *c,
+    const struct fence_answers *a, int64_t now)
+{
+	st->asking = st->api_down;
+	return fence_answers(st, c, a, now);
+}
+
+/* a majority of those answering taken for a majority of all */
+static enum fence_do majority_of_answers(struct fence_state *st, const struct fence_config *c,
+    const struct fence_answers *a, int64_t now)
+{
+	struct fence_answers b = *a;
+	b.known = b.answered;
+	return fence_answers(st, c, &b, now);
+}
+
+/* the kubelet unhealthy fences whether or not the API server is reached */
+static enum fence_do kubelet_always(struct fence_state *st, const struct fence_config *c, const struct fence_obs *o,
+    int64_t now)
+{
+	enum fence_do d = fence_check(st, c, o, now);
+	if (d != FENCE_FENCE && st->kubelet_down >= 0 && now - st->kubelet_down >= c->fence_after) {
+		st->phase = FENCE_FENCED;
+		st->reason = FENCE_KUBELET_DOWN;
+		return FENCE_FENCE;
+	}
+	return d;
+}
+
+static void t_defects_caught(void)
+{
+	static const struct rules defects[] = {
+		{ "fences in a control-plane outage", fence_check, outage_fences },
+		{ "fences on a request with the kubelet healthy", request_fences, fence_answers },
+		{ "fences on a stale request right after boot", no_uptime, fence_answers },
+		{ "a minority partition carries on", fence_check, minority_heard },
+		{ "a heal does not reset the cut", no_heal, fence_answers },
+		{ "one unhealthy check serves a request", one_check, fence_answers },
+		{ "isolation counted from the cut", fence_check, isolated_from_cut },
+		{ "a majority of those answering", fence_check, majority_of_answers },
+		{ "the kubelet fences while cut off", kubelet_always, fence_answers },
+	};
+	for (int i = 0; i < N(defects); i++) {
+		int n = wrong(&defects[i], 0);
+		if (!check(n > 0))
+			fprintf(stderr, "  the table does not catch: %s\n", defects[i].name);
+	}
+}
+
+/* Healthy throughout: never asks, never fences, whatever the peers would say. */
+static void t_healthy_never_asks(void)
+{
+	struct world w = { UP, K_OK, R0, P_HEALTHY };
+	struct outcome o = play(&ours, &w);
+	check(o.at == NEVER && o.asked == 0);
+}
+
+/* A decision to fence is final: a check after it, however healthy, fences. */
+static void t_fenced_is_final(void)
+{
+	const struct fence_config c = { FA * 1000, IA * 1000 };
+	struct fence_state st;
+	struct fence_obs cut = { 0, FENCE_KUBELET_OK, 0 }, fine = { 1, FENCE_KUBELET_OK, 0 };
+	struct fence_answers none = { 0, 0, 0, 0, 0 }, healthy = { 3, 1, 0, 1, 0 };
+
+	fence_start(&st, 0);
+	check(fence_check(&st, &c, &cut, 0) == FENCE_CARRY_ON && st.phase == FENCE_CUT);
+	check(fence_check(&st, &c, &cut, 30000) == FENCE_ASK_PEERS && st.phase == FENCE_ASKING);
+	check(fence_answers(&st, &c, &none, 30000) == FENCE_CARRY_ON);
+	check(fence_check(&st, &c, &cut, 60000) == FENCE_ASK_PEERS);
+	check(fence_answers(&st, &c, &none, 60000) == FENCE_FENCE && st.reason == FENCE_ISOLATED);
+	check(fence_check(&st, &c, &fine, 62000) == FENCE_FENCE && st.phase == FENCE_FENCED);
+	check(fence_answers(&st, &c, &healthy, 62000) == FENCE_FENCE);
+	check(strcmp(fence_phase_name(st.phase), "fenced") == 0 && strcmp(fence_reason_name(st.reason), "isolated") == 0);
+}
+
+/* The phases as a check sees them. */
+static void t_phases(void)
+{
+	const struct fence_config c = { FA * 1000, IA * 1000 };
+	struct fence_state st;
+	struct fence_obs o = { 1, FENCE_KUBELET_BAD, 0 };
+	struct fence_answers outage = { 3, 2, 2, 0, 0 };
+
+	fence_start(&st, 0);
+	check(fence_check(&st, &c, &o, 0) == FENCE_CARRY_ON && st.phase == FENCE_KUBELET);
+	o.kubelet = FENCE_KUBELET_OFF;
+	check(fence_check(&st, &c, &o, 2000) == FENCE_CARRY_ON && st.phase == FENCE_HEALTHY);
+	o.api = 0;
+	check(fence_check(&st, &c, &o, 4000) == FENCE_CARRY_ON && st.phase == FENCE_CUT);
+	check(fence_check(&st, &c, &o, 34000) == FENCE_ASK_PEERS && st.phase == FENCE_ASKING);
+	check(fence_answers(&st, &c, &outage, 34000) == FENCE_CARRY_ON && st.phase == FENCE_OUTAGE);
+	check(fence_check(&st, &c, &o, 36000) == FENCE_ASK_PEERS && st.phase == FENCE_OUTAGE);
+	o.api = 1;
+	check(fence_check(&st, &c, &o, 38000) == FENCE_CARRY_ON && st.phase == FENCE_HEALTHY);
+}
+
+/* S = renew + fence_after + isolated_after + action + margin: the defaults' 135 s. */
+static void t_safe_time(void)
+{
+	check(fence_safe_seconds(60, 30, 30, 10) == 135);
+	check(fence_safe_seconds(1, 1, 1, 1) == 4 + FENCE_MARGIN);
+	check(FENCE_MARGIN == 5);
+}
+
+static const struct test tests[] = {
+	{ "table", t_table },
+	{ "defects_caught", t_defects_caught },
+	{ "healthy_never_asks", t_healthy_never_asks },
+	{ "fenced_is_final", t_fenced_is_final },
+	{ "phases", t_phases },
+	{ "safe_time", t_safe_time },
+	{ 0, 0 },
+};
+
+int main(int argc, char **argv)
+{
+	return run_tests("fence_rules", tests, argc, argv);
+}
