@@ -373,7 +373,8 @@ deploy_manifests() {
 	build
 	$B/noderecover manifests --taint-after 300 > deploy/noderecover.yaml
 	$B/noderecover manifests --taint-after 300 --prune-after 1800 > deploy/noderecover-prune.yaml
-	say "wrote deploy/noderecover.yaml and deploy/noderecover-prune.yaml for $IMAGE"
+	$B/noderecover manifests --taint-after 300 --fence > deploy/noderecover-fence.yaml
+	say "wrote deploy/noderecover.yaml, deploy/noderecover-prune.yaml and deploy/noderecover-fence.yaml for $IMAGE"
 	sh deploy/prometheus/make.sh
 }
 
