@@ -53,6 +53,8 @@ static void pod_settings(const struct settings *s, struct settings *pod)
 			abort();   /* a row's own value refused: a bug in the table */
 	}
 	snprintf(pod->lease_namespace, sizeof pod->lease_namespace, "%s", NAME);
+	/* the fence Leases too (docs/fence.md): the agents' and the watcher's namespace */
+	snprintf(pod->fence_namespace, sizeof pod->fence_namespace, "%s", NAME);
 }
 
 /* A YAML double-quoted scalar: safe for any bytes a setting may hold. */
@@ -489,6 +491,13 @@ int manifests_fence_flag(int *argc, char **argv)
 			while (i < *argc)
 				argv[j++] = argv[i++];
 			break;
+		}
+		if (strcmp(argv[i], "--fence") == 0 && i + 1 < *argc &&
+		    (strcmp(argv[i + 1], "off") == 0 || strcmp(argv[i + 1], "prefer") == 0 || strcmp(argv[i + 1], "require") == 0)) {
+			fence = strcmp(argv[i + 1], "off") != 0;   /* the watcher's mode, given: left for the settings */
+			argv[j++] = argv[i++];
+			argv[j++] = argv[i];
+			continue;
 		}
 		if (strcmp(argv[i], "--fence") == 0) {
 			fence = 1;

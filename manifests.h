@@ -19,7 +19,7 @@ int manifests_write(FILE *out, const struct settings *s, const char *image, int 
 
 /*
  * Whether `manifests` was asked for the fence agent: `--fence` standing alone, or
- * `--fence=prefer|require` (the watcher's mode; `--fence=off` asks for none). A `--fence`
+ * `--fence[=| ]prefer|require` (the watcher's mode; `--fence=off` asks for none). A `--fence`
  * standing alone is taken out of argv (argc and argv[argc] = NULL follow), so that the settings
  * never see it: it asks for the agent and leaves the watcher's mode at its default; `--fence=`
  * is left for the settings. Any other command: 0, argv untouched.
