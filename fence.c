@@ -1,16 +1,875 @@
 /*
- * The fence agent's shell (fence.h): being built.
+ * The fence agent's shell (fence.h): every --fence-check it observes (the API server's /readyz,
+ * its own Lease read and, when due, renewed; the kubelet's health), hands the observation to
+ * fence_rules.c, asks its peers when the rules say so (peer.c), and fences when they say so.
+ * Its listener's route answers the peers (reading the asker's Lease on a connection of its
+ * own) and serves its /metrics, /livez and /readyz. Owns its connections, its Lease's bodies,
+ * the watchdog's descriptor and its counters (under one lock, shared with the listener's
+ * thread). Never logs the peer secret or the token.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/reboot.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "clock.h"
 #include "fence.h"
+#include "fence_rules.h"
+#include "json_list.h"
+#include "kube.h"
+#include "lease.h"
+#include "listen.h"
+#include "peer.h"
 #include "say.h"
+#include "text.h"
 
-int fence_run(const struct settings *s, const struct kube_target *t, volatile sig_atomic_t *stop,
+#ifndef WDIOC_KEEPALIVE   /* linux/watchdog.h, which musl's headers do not carry */
+#define WDIOC_KEEPALIVE _IOR('W', 5, int)
+#define WDIOC_SETTIMEOUT _IOWR('W', 6, int)
+#define WDIOC_GETTIMEOUT _IOR('W', 7, int)
+#endif
+
+#define API_MS 2000               /* each request to the API server (the fencing write's one try too) */
+#define KUBELET_MS 1000           /* the kubelet's health, on the loopback */
+#define ANSWER_MS 1500            /* a peer's request: the read of its Lease, within its 2 s */
+#define LIST_EVERY_MS (5 * 60 * 1000L)
+#define PEERS_MAX 256             /* peers asked at once: the first listed */
+#define LIST_LIMIT 300            /* Leases listed: one page, enough for PEERS_MAX and ourselves */
+#define LIST_MAX (1024 * 1024)    /* that page */
+#define ITEM_MAX (16 * 1024)      /* one Lease, managedFields included */
+#define ANNS_MAX 4096             /* a fence Lease's annotations, as written */
+#define META_MAX (ANNS_MAX + 1024)
+#define WATCHDOG_MIN 4            /* seconds: more than the longest step between two pets (2 s) */
+#define SYNC_MS 10000             /* reboot: sync's deadline (FENCE_REBOOT_BOUND) */
+#define PET_MS 500                /* the longest sleep between two pets while waiting */
+#define ANSWER_KINDS 4            /* healthy, api_down, requested, none */
+
+static const char *const answer_names[ANSWER_KINDS] = { "healthy", "api_down", "requested", "none" };
+
+struct fence_peer {
+	char node[PEER_NODE_MAX + 1];
+	char addr[LISTEN_ADDR_MAX + 1];
+};
+
+/* A Lease as read: its name, resourceVersion and annotations (the object as written). */
+struct read_lease {
+	char name[LEASE_NAME_MAX + 1], rv[NODE_RV_MAX + 1];
+	char anns[ANNS_MAX];
+	size_t annlen;          /* 0: no annotations */
+	int items;
+	char why[200];
+};
+
+/* What the listener's thread reads: written by the loop under lock. */
+struct shared {
+	int api;                /* the last check reached the API server */
+	int armed;              /* the Lease was written and the agent has not fenced */
+	int fenced;
+	enum fence_phase phase;
+	enum fence_reason reason;
+	int peers;
+	int64_t checked;        /* monotonic ms of the last check's start */
+	uint64_t requests_seen, fences[FENCE_ISOLATED + 1], answers[ANSWER_KINDS], served, refused;
+};
+
+struct agent {
+	const struct settings *s;
+	const char *version;
+	volatile sig_atomic_t *stop, *cut;
+	struct kube kc;                   /* the loop's connection */
+	struct kube pkc;                  /* the listener's (the peers' requests) */
+	struct peer_key key;
+	struct fence_config cfg;
+	struct fence_state st;
+	char lease[LEASE_NAME_MAX + 1];   /* noderecover-fence-NODE */
+	char path[320];                   /* its namespace's leases */
+	const char *action;               /* watchdog, reboot or exec */
+	int wd;                           /* the watchdog's descriptor, -1: none */
+	int petting;
+	int64_t action_s, safe;           /* the action's bound and S, seconds */
+	int kubelet_on, kubelet_status;
+	struct peer_call kubelet;
+	char kubelet_url[256];
+	int written;                      /* the Lease was written once */
+	int64_t renewed;                  /* monotonic ms of the last successful write */
+	char acquire[LEASE_TIME_LEN + 1];
+	char request[64];                 /* the last fence request seen ("" none) */
+	struct read_lease own;            /* this check's read of our Lease */
+	int have_own;
+	struct fence_peer peers[PEERS_MAX];
+	int npeers;
+	int64_t listed;                   /* monotonic ms of the last list; -1: never */
+	struct peer_call calls[PEERS_MAX];
+	struct json_list reader, preader; /* the loop's and the listener's */
+	char item[ITEM_MAX], pitem[ITEM_MAX];
+	char answer[LEASE_ANSWER_MAX], panswer[LEASE_ANSWER_MAX];
+	char *list;                       /* LIST_MAX bytes */
+	char meta[META_MAX], body[META_MAX + LEASE_BODY_MAX];
+	char said[300];                   /* the last line said about the API server, not to repeat it */
+	struct listener ls;
+	pthread_mutex_t lock;
+	struct shared sh;
+};
+
+/* ---- Reading Leases: the JSON scanner's list reader, reentrant (json.c's pool is not) ---- */
+
+/* The end of a string's body at s (its closing quote), in a checked document. */
+static const char *str_end(const char *s, const char *end)
+{
+	while (s < end && *s != '"')
+		s += *s == '\\' ? 2 : 1;
+	return s < end ? s : end;
+}
+
+/* The next member of a checked object of strings at *p: key and value bodies; 0, or -1 at its end. */
+static int next_member(const char **p, const char *end, const char **k, size_t *kn, const char **v, size_t *vn)
+{
+	const char *s = *p;
+
+	while (s < end && (json_is_space(*s) || *s == '{' || *s == ','))
+		s++;
+	if (s >= end || *s != '"')
+		return -1;
+	*k = ++s;
+	s = str_end(s, end);
+	*kn = (size_t)(s - *k);
+	for (s++; s < end && (json_is_space(*s) || *s == ':'); s++)
+		;
+	if (s >= end || *s != '"')
+		return -1;
+	*v = ++s;
+	s = str_end(s, end);
+	*vn = (size_t)(s - *v);
+	*p = s + 1;
+	return 0;
+}
+
+/* Annotation key of anns[0..n) decoded into out[0..cap): 1 found, 0 absent (out ""). */
+static int ann_get(const char *anns, size_t n, const char *key, char *out, size_t cap)
+{
+	const char *p = anns, *k, *v;
+	size_t kn, vn;
+
+	out[0] = '\0';
+	while (next_member(&p, anns + n, &k, &kn, &v, &vn) == 0)
+		if (json_str_eq(k, kn, key, strlen(key))) {
+			if (json_unescape(v, vn, out, cap) < 0)
+				out[0] = '\0';
+			return 1;
+		}
+	return 0;
+}
+
+/* One Lease of a list (or the one read, as a list of one): its name, rv and annotations. */
+static int lease_item(void *ctx, const struct json_item *it)
+{
+	struct read_lease *r = ctx;
+	const struct json_span *a = &it->m[JSON_ANNOTATIONS];
+
+	r->items++;
+	r->annlen = 0;
+	if (json_item_string(it, JSON_NAME, r->name, sizeof r->name, r->why, sizeof r->why) < 0 ||
+	    json_item_string(it, JSON_RV, r->rv, sizeof r->rv, r->why, sizeof r->why) < 0)
+		return -1;
+	if (it->twice >> JSON_ANNOTATIONS & 1 || it->not_string[1])
+		return text_fail(r->why, sizeof r->why, "its annotations are not one object of strings");
+	if (a->at && it->p[a->at] == '{') {
+		if (a->end - a->at >= sizeof r->anns)
+			return text_fail(r->why, sizeof r->why, "its annotations are over %d bytes", ANNS_MAX);
+		memcpy(r->anns, it->p + a->at, a->end - a->at);
+		r->annlen = a->end - a->at;
+	}
+	return 0;
+}
+
+/* A peer's Lease in a list: kept when it has a readable address and is not ours. */
+struct list_ctx {
+	struct agent *a;
+	struct read_lease r;
+};
+
+static int list_item(void *ctx, const struct json_item *it)
+{
+	struct list_ctx *l = ctx;
+	struct agent *a = l->a;
+	struct fence_peer *p = &a->peers[a->npeers];
+	const char *pre = FENCE_LEASE_PREFIX;
+
+	/* a Lease that cannot be read is no peer; the rest of the list still is */
+	if (lease_item(&l->r, it) < 0 || a->npeers == PEERS_MAX || strcmp(l->r.name, a->lease) == 0 ||
+	    strncmp(l->r.name, pre, strlen(pre)) != 0)
+		return 0;
+	snprintf(p->node, sizeof p->node, "%s", l->r.name + strlen(pre));
+	if (ann_get(l->r.anns, l->r.annlen, FENCE_ANN_ADDRESS, p->addr, sizeof p->addr) && p->addr[0])
+		a->npeers++;
+	return 0;
+}
+
+/* Reads body[0..n) with reader l into item (ITEM_MAX): a list (wrap 0) or one object (wrap 1). */
+static int read_json(struct json_list *l, char *item, const char *body, size_t n, int wrap, json_item_fn fn, void *ctx,
+    char *why, size_t whylen)
+{
+	json_list_init(l, item, ITEM_MAX, NULL, fn, ctx);
+	if ((wrap && json_list_feed(l, "{\"items\":[", 10) != 0) || json_list_feed(l, body, n) != 0 ||
+	    (wrap && json_list_feed(l, "]}", 2) != 0) || json_list_end(l) < 0) {
+		if (!why[0])
+			text_fail(why, whylen, "%s", l->err);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- The shared state ---- */
+
+static void share(struct agent *a, void (*fn)(struct shared *, long), long v)
+{
+	pthread_mutex_lock(&a->lock);
+	fn(&a->sh, v);
+	pthread_mutex_unlock(&a->lock);
+}
+
+static void set_api(struct shared *sh, long v) { sh->api = (int)v; }
+static void set_armed(struct shared *sh, long v) { sh->armed = (int)v; }
+static void add_request(struct shared *sh, long v) { (void)v; sh->requests_seen++; }
+static void add_answer(struct shared *sh, long v) { sh->answers[v]++; }
+
+/* ---- The watchdog ---- */
+
+static void pet(struct agent *a)
+{
+	if (a->wd >= 0 && a->petting)
+		ioctl(a->wd, WDIOC_KEEPALIVE, 0);
+}
+
+/* Opens the device, sets its timeout, reads it back into a->action_s: 0, or -1 with err. */
+static int watchdog_open(struct agent *a, char *err, size_t errlen)
+{
+	int t = (int)a->s->fence_watchdog_timeout, got = 0;
+
+	if ((a->wd = open(a->s->fence_watchdog, O_WRONLY | O_CLOEXEC)) < 0)
+		return text_fail(err, errlen, "cannot open the watchdog %s: %s", a->s->fence_watchdog, strerror(errno));
+	a->petting = 1;
+	if (ioctl(a->wd, WDIOC_SETTIMEOUT, &t) < 0)
+		say("Watchdog %s: setting its timeout to %ds failed (%s); reading what it has", a->s->fence_watchdog, t,
+		    strerror(errno));
+	if (ioctl(a->wd, WDIOC_GETTIMEOUT, &got) < 0 || got <= 0)
+		return text_fail(err, errlen, "watchdog %s: its timeout cannot be read back (%s)", a->s->fence_watchdog,
+		    strerror(errno));
+	if (got < WATCHDOG_MIN)
+		return text_fail(err, errlen, "watchdog %s: its timeout is %ds, under %ds: a healthy node could be reset between two pets",
+		    a->s->fence_watchdog, got, WATCHDOG_MIN);
+	a->action_s = got;
+	pet(a);
+	return 0;
+}
+
+/* ---- The Lease ---- */
+
+/* s[0..n) as it is, into b. */
+static void raw(struct json_buf *b, const char *s, size_t n)
+{
+	if (b->len + n < b->cap) {
+		memcpy(b->p + b->len, s, n);
+		b->len += n;
+	} else {
+		b->overflow = 1;
+	}
+}
+
+/* Our Lease's metadata: the label, our annotations, every other annotation read kept as it was
+ * (the watcher's request among them), and fencing only when it is being written. */
+static int lease_meta(struct agent *a, const char *fencing)
+{
+	static const char *const ours[] = { FENCE_ANN_ADDRESS, FENCE_ANN_SAFE, FENCE_ANN_ACTION, FENCE_ANN_FENCING };
+	struct json_buf b;
+	char safe[24];
+	const char *p = a->own.anns, *k, *v;
+	size_t kn, vn;
+
+	snprintf(safe, sizeof safe, "%lld", (long long)a->safe);
+	json_buf_init(&b, a->meta, sizeof a->meta);
+	json_raw(&b, "\"labels\":{\"" FENCE_LABEL_KEY "\":\"" FENCE_LABEL_VALUE "\"},\"annotations\":{\"" FENCE_ANN_ADDRESS "\":");
+	json_str(&b, a->s->fence_address);
+	json_raw(&b, ",\"" FENCE_ANN_SAFE "\":");
+	json_str(&b, safe);
+	json_raw(&b, ",\"" FENCE_ANN_ACTION "\":");
+	json_str(&b, a->action);
+	if (fencing) {
+		json_raw(&b, ",\"" FENCE_ANN_FENCING "\":");
+		json_str(&b, fencing);
+	}
+	while (a->have_own && next_member(&p, a->own.anns + a->own.annlen, &k, &kn, &v, &vn) == 0) {
+		int mine = 0;
+		for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
+			mine |= json_str_eq(k, kn, ours[i], strlen(ours[i]));
+		if (mine)
+			continue;
+		/* a checked document's key and value, with their quotes, as they were written */
+		json_raw(&b, ",");
+		raw(&b, k - 1, (size_t)(v + vn + 1 - (k - 1)));
+	}
+	json_raw(&b, "}");
+	return json_buf_end(&b);
+}
+
+/* GETs our Lease into a->own: the HTTP status (200: read, 404: none), or -1 (a->said has why). */
+static int read_own(struct agent *a)
+{
+	char lp[sizeof a->path + LEASE_NAME_MAX + 2];
+	int st;
+
+	a->have_own = 0;
+	snprintf(lp, sizeof lp, "%s/%s", a->path, a->lease);
+	st = kube_call_within(&a->kc, API_MS, "reading the fence Lease", "GET", lp, NULL, 0, a->answer, sizeof a->answer);
+	pet(a);
+	if (st == 200) {
+		a->own.why[0] = '\0';
+		a->own.items = 0;
+		if (read_json(&a->reader, a->item, a->answer, strlen(a->answer), 1, lease_item, &a->own, a->own.why,
+		    sizeof a->own.why) < 0 || a->own.items != 1) {
+			snprintf(a->said, sizeof a->said, "its fence Lease cannot be read: %s", a->own.why);
+			return -1;
+		}
+		a->have_own = 1;
+	} else if (st != 404) {
+		snprintf(a->said, sizeof a->said, "%s", kube_error(&a->kc));
+	}
+	return st;
+}
+
+/* Writes our Lease (PUT on the one read, or POST when there is none), with fencing when not
+ * NULL: the HTTP status, or -1. */
+static int write_own(struct agent *a, const char *fencing)
+{
+	char now[LEASE_TIME_LEN + 1], lp[sizeof a->path + LEASE_NAME_MAX + 2];
+	struct timespec wall;
+	struct lease_spec sp;
+	int st;
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	lease_microtime(now, (int64_t)wall.tv_sec, wall.tv_nsec / 1000);
+	if (!a->acquire[0])
+		memcpy(a->acquire, now, sizeof now);
+	sp = (struct lease_spec){ a->s->self_node, (long)a->safe, a->acquire, now, 0 };
+	if (lease_meta(a, fencing) < 0 || lease_body_meta(a->body, sizeof a->body, a->s->fence_namespace, a->lease,
+	    a->have_own ? a->own.rv : NULL, a->meta, &sp) < 0) {
+		snprintf(a->said, sizeof a->said, "its fence Lease does not fit in %zu bytes", sizeof a->body);
+		return -1;
+	}
+	snprintf(lp, sizeof lp, "%s%s%s", a->path, a->have_own ? "/" : "", a->have_own ? a->lease : "");
+	st = kube_call_within(&a->kc, API_MS, a->have_own ? "renewing the fence Lease" : "creating the fence Lease",
+	    a->have_own ? "PUT" : "POST", lp, a->body, strlen(a->body), NULL, 0);
+	pet(a);
+	if (!kube_done(st))
+		snprintf(a->said, sizeof a->said, "%s", kube_error(&a->kc));
+	return st;
+}
+
+/* Reads our Lease and, when due, renews it (once more after a 409): whether the API server was
+ * reached as the rules count it; *requested: the Lease carries a fence request. */
+static int lease_check(struct agent *a, int64_t now, int *requested)
+{
+	int due = !a->written || now - a->renewed >= a->s->fence_renew * 1000;
+	int st = read_own(a), w = -1;
+
+	char req[sizeof a->request];
+
+	*requested = st == 200 && ann_get(a->own.anns, a->own.annlen, FENCE_ANN_REQUEST, req, sizeof req);
+	if (*requested && strcmp(req, a->request) != 0) {
+		memcpy(a->request, req, sizeof req);
+		share(a, add_request, 0);
+		say_about("info", a->s->self_node, "FenceRequest", NULL, "Fence request on lease %s/%s (%.40s) seen", a->s->fence_namespace,
+		    a->lease, req);
+	}
+	if (st == 200 && !*requested)
+		a->request[0] = '\0';
+	if (!due)
+		return 1;
+	for (int tries = 0; tries < 2 && (st == 200 || st == 404); tries++) {
+		if ((w = write_own(a, NULL)) != 409)
+			break;
+		st = read_own(a);
+	}
+	if (!kube_done(w))
+		return 0;
+	if (!a->written)
+		say("Armed: lease %s/%s written (address %s, safe time %llds, action %s)", a->s->fence_namespace, a->lease,
+		    a->s->fence_address, (long long)a->safe, a->action);
+	a->written = 1;
+	a->renewed = now;
+	share(a, set_api, 1);   /* before armed: a peer asking once it is armed hears it reaches the API server */
+	share(a, set_armed, 1);
+	return 1;
+}
+
+/* Lists the fence Leases (peers), at start and every 5 minutes while the API server is reached. */
+static void list_peers(struct agent *a, int64_t now)
+{
+	char lp[sizeof a->path + 128];
+	struct list_ctx l = { a, { .why = "" } };
+	int st, before = a->npeers;
+
+	if (a->listed >= 0 && now - a->listed < LIST_EVERY_MS)
+		return;
+	snprintf(lp, sizeof lp, "%s?labelSelector=" FENCE_LABEL_KEY "%%3D" FENCE_LABEL_VALUE "&limit=%d", a->path, LIST_LIMIT);
+	st = kube_call_within(&a->kc, API_MS, "listing the fence Leases", "GET", lp, NULL, 0, a->list, LIST_MAX);
+	pet(a);
+	if (st != 200) {
+		say("Listing the peers failed (%s); the %d known are kept, listing again next check", kube_error(&a->kc), a->npeers);
+		a->listed = now - LIST_EVERY_MS;
+		return;
+	}
+	a->npeers = 0;
+	if (read_json(&a->reader, a->item, a->list, strlen(a->list), 0, list_item, &l, l.r.why, sizeof l.r.why) < 0) {
+		say("Listing the peers: the list cannot be read (%s); listing again next check", l.r.why);
+		a->npeers = before;
+		return;
+	}
+	a->listed = now;
+	if (a->npeers != before || a->sh.peers == 0)
+		say("Peers: %d other fence agents in namespace %s%s", a->npeers, a->s->fence_namespace,
+		    a->npeers == PEERS_MAX ? " (at most 256 are asked)" : "");
+	pthread_mutex_lock(&a->lock);
+	a->sh.peers = a->npeers;
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* Asks every peer at once (2 s): their answers, counted. */
+static struct fence_answers ask_peers(struct agent *a)
+{
+	struct fence_answers r = { a->npeers, 0, 0, 0, 0 };
+
+	for (int i = 0; i < a->npeers; i++) {
+		struct peer_call *c = &a->calls[i];
+		c->reqlen = 0;
+		if (peer_addr(c, a->peers[i].addr) < 0 || peer_ask(c, &a->key, a->peers[i].addr, a->s->self_node) < 0)
+			c->reqlen = 0;
+	}
+	peer_run(a->calls, a->npeers, clock_ms() + PEER_DEADLINE_MS);
+	pet(a);
+	for (int i = 0; i < a->npeers; i++) {
+		int api, req, kind = 3;
+		if (peer_verdict(&a->calls[i], &a->key, &api, &req)) {
+			r.answered++;
+			kind = !api ? 1 : req ? 2 : 0;
+			r.api_down += kind == 1;
+			r.healthy += kind == 0;
+			r.requested += kind == 2;
+		}
+		share(a, add_answer, kind);
+	}
+	return r;
+}
+
+/* ---- Fencing ---- */
+
+static volatile int synced;
+
+static void *sync_thread(void *arg)
+{
+	(void)arg;
+	sync();
+	synced = 1;
+	return NULL;
+}
+
+/* Runs PATH NODE, waiting up to the exec timeout (then kills it). */
+static void run_exec(struct agent *a)
+{
+	const char *path = a->s->fence_exec;
+	int64_t until = clock_ms() + a->s->fence_exec_timeout * 1000;
+	pid_t pid = fork();
+	int status = 0;
+
+	if (pid == 0) {
+		execl(path, path, a->s->self_node, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0) {
+		say("Fence exec %s failed to start: %s", path, strerror(errno));
+		return;
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (clock_ms() >= until) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			say("Fence exec %s did not end within %llds: killed", path, (long long)a->s->fence_exec_timeout);
+			return;
+		}
+		struct timespec ts = { 0, 50 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	if (WIFEXITED(status))
+		say("Fence exec %s %s exited %d", path, a->s->self_node, WEXITSTATUS(status));
+	else
+		say("Fence exec %s %s ended by signal %d", path, a->s->self_node, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+static void fence_now(struct agent *a)
+{
+	enum fence_reason why = a->st.reason;
+	char now[LEASE_TIME_LEN + 1], value[LEASE_TIME_LEN + 32];
+	struct timespec wall;
+	pthread_t th;
+
+	say_about("warning", a->s->self_node, "Fence", NULL, "Fencing node %s: %s; action %s", a->s->self_node,
+	    why == FENCE_REQUESTED ? "a fence was requested and its kubelet is unhealthy" :
+	    why == FENCE_KUBELET_DOWN ? "its kubelet has been unhealthy for --fence-after while the API server is reached" :
+	    why == FENCE_PEER_REQUESTED ? "cut off from the API server, and a peer read a fence request on its Lease" :
+	    "cut off from the API server, and no peer answered for --fence-isolated-after", a->action);
+	pthread_mutex_lock(&a->lock);
+	a->sh.fenced = 1;
+	a->sh.armed = 0;
+	a->sh.fences[why]++;
+	pthread_mutex_unlock(&a->lock);
+	/* it reached the API server on this check: say so on the Lease, one try */
+	if ((why == FENCE_REQUESTED || why == FENCE_KUBELET_DOWN) && a->have_own) {
+		clock_gettime(CLOCK_REALTIME, &wall);
+		lease_microtime(now, (int64_t)wall.tv_sec, wall.tv_nsec / 1000);
+		snprintf(value, sizeof value, "%s %s", now, fence_reason_name(why));
+		if (kube_done(write_own(a, value)))
+			say("Wrote %s on lease %s/%s", FENCE_ANN_FENCING, a->s->fence_namespace, a->lease);
+		else
+			say("Writing %s on lease %s/%s failed (%s); fencing all the same", FENCE_ANN_FENCING, a->s->fence_namespace,
+			    a->lease, a->said);
+	}
+	if (strcmp(a->action, "watchdog") == 0) {
+		a->petting = 0;
+		say("Fencing: the watchdog is no longer petted; it resets the node within %llds", (long long)a->action_s);
+	} else if (strcmp(a->action, "reboot") == 0) {
+		int64_t until = clock_ms() + SYNC_MS;
+		synced = 0;
+		if (pthread_create(&th, NULL, sync_thread, NULL) == 0) {
+			pthread_detach(th);
+			while (!synced && clock_ms() < until) {
+				struct timespec ts = { 0, 50 * 1000000L };
+				nanosleep(&ts, NULL);
+			}
+		}
+		say("Fencing: rebooting%s", synced ? "" : " (sync did not end within 10s)");
+		reboot(RB_AUTOBOOT);
+		say("Fencing: reboot failed: %s (the pod needs CAP_SYS_BOOT); the node is NOT fenced", strerror(errno));
+	} else {
+		run_exec(a);
+	}
+	say("Fenced: the agent stays up without renewing lease %s/%s (fence_fenced 1)", a->s->fence_namespace, a->lease);
+}
+
+/* ---- The listener's route: the peers, /metrics, /livez, /readyz ---- */
+
+static int plain(char *out, size_t cap, int status, const char *reason, const char *text)
+{
+	int n = snprintf(out, cap, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n"
+	    "Connection: close\r\n\r\n%s", status, reason, strlen(text), text);
+	return n < 0 || (size_t)n >= cap ? -1 : n;
+}
+
+/* A peer's request, signed: read its Lease and answer, signed. */
+static int answer_peer(struct agent *a, const char *node, const char *nonce, char *out, size_t cap)
+{
+	char lp[sizeof a->path + LEASE_NAME_MAX + 2], req[64];
+	struct read_lease r = { .why = "" };
+	int api, requested = 0, st = 0;
+
+	pthread_mutex_lock(&a->lock);
+	api = a->sh.api;
+	a->sh.served++;
+	pthread_mutex_unlock(&a->lock);
+	/* a node whose Lease's name would be too long cannot be armed, nor requested */
+	if (api && strlen(node) <= LEASE_NAME_MAX - strlen(FENCE_LEASE_PREFIX)) {
+		snprintf(lp, sizeof lp, "%s/" FENCE_LEASE_PREFIX "%s", a->path, node);
+		st = kube_call_within(&a->pkc, ANSWER_MS, "reading a peer's fence Lease", "GET", lp, NULL, 0, a->panswer,
+		    sizeof a->panswer);
+		if (st == 200 && read_json(&a->preader, a->pitem, a->panswer, strlen(a->panswer), 1, lease_item, &r, r.why,
+		    sizeof r.why) == 0 && r.items == 1)
+			requested = ann_get(r.anns, r.annlen, FENCE_ANN_REQUEST, req, sizeof req);
+		else if (st != 404 && st >= 0 && st < 500 && st != 429)
+			return plain(out, cap, 503, "Service Unavailable", "its Lease cannot be read\n");   /* no answer */
+		api = st == 200 || st == 404;
+	}
+	return peer_answer(&a->key, nonce, api, requested, out, cap);
+}
+
+static int metrics_text(struct agent *a, char *out, size_t cap)
+{
+	static const char *const phases = "healthy\0kubelet\0cut\0asking\0outage\0fenced\0";
+	struct shared s;
+	char body[4096];
+	size_t n = 0;
+	const char *p = phases;
+	int h;
+
+	pthread_mutex_lock(&a->lock);
+	s = a->sh;
+	pthread_mutex_unlock(&a->lock);
+#define OUT(...) (n += (size_t)snprintf(body + n, n < sizeof body ? sizeof body - n : 0, __VA_ARGS__))
+#define HEAD(name, type, help) OUT("# HELP noderecover_fence_" name " " help "\n# TYPE noderecover_fence_" name " " type "\n")
+	OUT("# HELP noderecover_build_info Always 1; the version label says which build runs.\n# TYPE noderecover_build_info gauge\n"
+	    "noderecover_build_info{version=\"%s\"} 1\n", a->version);
+	HEAD("armed", "gauge", "1 while its Lease is written and it has not fenced, else 0.");
+	OUT("noderecover_fence_armed %d\n", s.armed);
+	HEAD("fenced", "gauge", "1 once it has fenced: it stays up without renewing its Lease.");
+	OUT("noderecover_fence_fenced %d\n", s.fenced);
+	HEAD("phase", "gauge", "1 for the phase of the last check.");
+	for (int i = 0; *p; i++, p += strlen(p) + 1)
+		OUT("noderecover_fence_phase{phase=\"%s\"} %d\n", p, (int)s.phase == i);
+	HEAD("safe_seconds", "gauge", "The safe time S it publishes on its Lease.");
+	OUT("noderecover_fence_safe_seconds %lld\n", (long long)a->safe);
+	HEAD("peers", "gauge", "Other fence agents known (listed with an address).");
+	OUT("noderecover_fence_peers %d\n", s.peers);
+	HEAD("requests_seen_total", "counter", "Fence requests seen on its own Lease (each request once).");
+	OUT("noderecover_fence_requests_seen_total %llu\n", (unsigned long long)s.requests_seen);
+	HEAD("fences_total", "counter", "Fences decided, by reason.");
+	for (int r = FENCE_REQUESTED; r <= FENCE_ISOLATED; r++)
+		OUT("noderecover_fence_fences_total{reason=\"%s\"} %llu\n", fence_reason_name(r), (unsigned long long)s.fences[r]);
+	HEAD("peer_answers_total", "counter", "Answers of the peers it asked, by kind (none: no answer, or not signed).");
+	for (int k = 0; k < ANSWER_KINDS; k++)
+		OUT("noderecover_fence_peer_answers_total{kind=\"%s\"} %llu\n", answer_names[k], (unsigned long long)s.answers[k]);
+	HEAD("peer_requests_total", "counter", "Peers' requests it served, by result (refused: not signed, 401).");
+	OUT("noderecover_fence_peer_requests_total{result=\"answered\"} %llu\n", (unsigned long long)s.served);
+	OUT("noderecover_fence_peer_requests_total{result=\"refused\"} %llu\n", (unsigned long long)s.refused);
+#undef HEAD
+#undef OUT
+	if (n >= sizeof body)
+		return -1;
+	h = snprintf(out, cap, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+	    METRICS_CONTENT_TYPE, n, body);
+	return h < 0 || (size_t)h >= cap ? -1 : h;
+}
+
+static int route(void *ctx, const char *head, size_t len, char *out, size_t cap)
+{
+	struct agent *a = ctx;
+	char node[PEER_NODE_MAX + 1], nonce[PEER_NONCE_LEN + 1], why[160];
+	const char *t = head + 4;
+	size_t tn = strcspn(t, " ?");
+	int r = peer_request(&a->key, head, len, node, nonce), ok;
+	int64_t since;
+
+	if (r > 0)
+		return answer_peer(a, node, nonce, out, cap);
+	if (r < 0) {
+		pthread_mutex_lock(&a->lock);
+		a->sh.refused++;
+		pthread_mutex_unlock(&a->lock);
+		return snprintf(out, cap, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+	}
+	if (tn == 8 && memcmp(t, "/metrics", 8) == 0)
+		return metrics_text(a, out, cap);
+	pthread_mutex_lock(&a->lock);
+	since = clock_ms() - a->sh.checked;
+	ok = a->sh.armed;
+	pthread_mutex_unlock(&a->lock);
+	if (tn == 6 && memcmp(t, "/livez", 6) == 0) {
+		/* the loop checked within three checks and the longest one */
+		ok = since <= (3 * a->s->fence_check + 10) * 1000;
+		snprintf(why, sizeof why, ok ? "ok\n" : "no check for %llds\n", (long long)(since / 1000));
+		return plain(out, cap, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", why);
+	}
+	if (tn == 7 && memcmp(t, "/readyz", 7) == 0)
+		return plain(out, cap, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", ok ? "ok: armed\n" : "not armed\n");
+	return -1;
+}
+
+/* ---- The loop ---- */
+
+/* Waits until wake (monotonic ms), petting the watchdog, or until a stop. */
+static void wait_until(struct agent *a, int64_t wake)
+{
+	int64_t left;
+
+	while (!*a->stop && (left = wake - clock_ms()) > 0) {
+		struct timespec ts = { 0, (left > PET_MS ? PET_MS : left) * 1000000L };
+		pet(a);
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* What a phase change is said as. */
+static void say_phase(struct agent *a, enum fence_phase was, const struct fence_answers *ans)
+{
+	enum fence_phase p = a->st.phase;
+
+	if (p == was || p == FENCE_FENCED)
+		return;
+	switch (p) {
+	case FENCE_HEALTHY:
+		say("Reaching the API server%s%s", a->kubelet_on ? ", kubelet healthy" : "",
+		    was == FENCE_HEALTHY ? "" : ": carrying on");
+		break;
+	case FENCE_KUBELET:
+		say("Kubelet unhealthy (%s: %s%d); fencing once unhealthy for %llds, or at once on a fence request",
+		    a->kubelet_url, a->kubelet_status ? "HTTP " : "no answer", a->kubelet_status, (long long)a->s->fence_after);
+		break;
+	case FENCE_CUT:
+		say("Cannot reach the API server (%s); asking the peers after %llds", a->said, (long long)a->s->fence_after);
+		break;
+	case FENCE_ASKING:
+		say("Cut off from the API server for %llds: asking %d peers every check; fencing after %llds without an answer "
+		    "(%d answered: %d cannot reach it, %d can)", (long long)a->s->fence_after, a->npeers,
+		    (long long)a->s->fence_isolated_after, ans ? ans->answered : 0, ans ? ans->api_down : 0, ans ? ans->healthy : 0);
+		break;
+	case FENCE_OUTAGE:
+		say("%d of %d peers cannot reach the API server either: a control-plane outage, carrying on", ans ? ans->api_down : 0,
+		    a->npeers);
+		break;
+	case FENCE_FENCED:
+		break;
+	}
+}
+
+/* One check: observe, decide, act. */
+static void check(struct agent *a)
+{
+	int64_t now = clock_ms();
+	enum fence_phase was = a->st.phase;
+	struct fence_obs o = { 0, FENCE_KUBELET_OFF, 0 };
+	struct fence_answers ans, *ap = NULL;
+	enum fence_do d;
+	int st;
+
+	pet(a);
+	pthread_mutex_lock(&a->lock);
+	a->sh.checked = now;
+	pthread_mutex_unlock(&a->lock);
+	st = kube_call_within(&a->kc, API_MS, "GET /readyz", "GET", "/readyz", NULL, 0, NULL, 0);
+	pet(a);
+	if (st == 200)
+		o.api = lease_check(a, now, &o.requested);
+	else
+		snprintf(a->said, sizeof a->said, "%s", kube_error(&a->kc));
+	share(a, set_api, o.api);
+	if (a->kubelet_on) {
+		peer_run(&a->kubelet, 1, clock_ms() + KUBELET_MS);
+		a->kubelet_status = peer_status(&a->kubelet);
+		o.kubelet = a->kubelet_status == 200 ? FENCE_KUBELET_OK : FENCE_KUBELET_BAD;
+		pet(a);
+	}
+	if (o.api)
+		list_peers(a, now);
+	d = fence_check(&a->st, &a->cfg, &o, now);
+	if (d == FENCE_ASK_PEERS) {
+		ans = ask_peers(a);
+		ap = &ans;
+		d = fence_answers(&a->st, &a->cfg, &ans, now);
+	}
+	say_phase(a, was, ap);
+	pthread_mutex_lock(&a->lock);
+	a->sh.phase = a->st.phase;
+	a->sh.reason = a->st.reason;
+	pthread_mutex_unlock(&a->lock);
+	if (d == FENCE_FENCE)
+		fence_now(a);
+}
+
+/* The kubelet's URL: http://IP:PORT/PATH ("" off). 0, or -1 with err. */
+static int kubelet_url(struct agent *a, char *err, size_t errlen)
+{
+	const char *u = a->s->fence_kubelet_url, *hp, *path;
+	char host[LISTEN_ADDR_MAX + 1];
+
+	if (!u || !*u)
+		return 0;
+	hp = u + 7;
+	path = strchr(hp, '/');
+	if (strncmp(u, "http://", 7) != 0 || !path || (size_t)(path - hp) > LISTEN_ADDR_MAX)
+		return text_fail(err, errlen, "--fence-kubelet-url '%.80s' is not http://IP:PORT/PATH", u);
+	memcpy(host, hp, (size_t)(path - hp));
+	host[path - hp] = '\0';
+	if (peer_addr(&a->kubelet, host) < 0 || peer_get(&a->kubelet, host, path) < 0)
+		return text_fail(err, errlen, "--fence-kubelet-url '%.80s' is not http://IP:PORT/PATH (an IPv4 or [IPv6] address and a port)", u);
+	snprintf(a->kubelet_url, sizeof a->kubelet_url, "%s", u);
+	a->kubelet_on = 1;
+	return 0;
+}
+
+/* Everything before the loop: 0, or -1 with err (exit 2). */
+static int prepare(struct agent *a, const struct kube_target *t, char *err, size_t errlen)
+{
+	const struct settings *s = a->s;
+	char secret[PEER_SECRET_MAX + 1];
+	size_t n = 0;
+	int r;
+
+	r = file_read(s->fence_peer_secret_file, secret, sizeof secret, &n);
+	if (r != FILE_OK)
+		return file_error(err, errlen, "peer secret file", s->fence_peer_secret_file, r, PEER_SECRET_MAX);
+	if (n < PEER_SECRET_MIN)
+		return text_fail(err, errlen, "peer secret file %s holds %zu bytes, fewer than %d", s->fence_peer_secret_file, n,
+		    PEER_SECRET_MIN);
+	peer_key(&a->key, secret, n);
+	memset(secret, 0, sizeof secret);
+	snprintf(a->lease, sizeof a->lease, FENCE_LEASE_PREFIX "%.235s", s->self_node);
+	snprintf(a->path, sizeof a->path, "/apis/coordination.k8s.io/v1/namespaces/%s/leases", s->fence_namespace);
+	a->action = s->fence_action ? s->fence_action : access(s->fence_watchdog, F_OK) == 0 ? "watchdog" : "reboot";
+	a->wd = -1;
+	a->action_s = strcmp(a->action, "reboot") == 0 ? FENCE_REBOOT_BOUND : s->fence_exec_timeout;
+	if (strcmp(a->action, "watchdog") == 0 && watchdog_open(a, err, errlen) < 0)
+		return -1;
+	a->safe = fence_safe_seconds(s->fence_renew, s->fence_after, s->fence_isolated_after, a->action_s);
+	a->cfg = (struct fence_config){ s->fence_after * 1000, s->fence_isolated_after * 1000 };
+	a->listed = -1;
+	if (kubelet_url(a, err, errlen) < 0)
+		return -1;
+	if (!(a->list = malloc(LIST_MAX)))
+		return text_fail(err, errlen, "out of memory");
+	if (kube_init(&a->kc, t, a->cut, err, errlen) < 0 || kube_init(&a->pkc, t, NULL, err, errlen) < 0)
+		return -1;
+	pthread_mutex_init(&a->lock, NULL);
+	a->sh.checked = clock_ms();
+	a->ls.route = route;
+	a->ls.route_ctx = a;
+	return listen_start(&a->ls, s->fence_listen, err, errlen);
+}
+
+int fence_run(const struct settings *s, const struct kube_target *t, const char *version, volatile sig_atomic_t *stop,
     volatile sig_atomic_t *cut)
 {
-	(void)s;
-	(void)t;
-	(void)stop;
-	(void)cut;
-	say_fatal("the fence agent is not built yet");
-	return 2;
+	/* static: reachable to the end, as the ASan build's leak check wants */
+	static struct agent *a;
+	char err[600];
+
+	if (!(a = calloc(1, sizeof *a))) {
+		say_fatal("out of memory at start-up");
+		return 1;
+	}
+	a->s = s;
+	a->version = version;
+	a->stop = stop;
+	a->cut = cut;
+	if (prepare(a, t, err, sizeof err) < 0) {
+		say_fatal("%s", err);
+		return 2;
+	}
+	say("noderecover %s fence agent starting: node %s (from %s), lease %s/%s (namespace from %s), address %s, action %s "
+	    "(%llds), safe time %llds (renew %llds + fence after %llds + isolated after %llds + action %llds + margin %ds), "
+	    "check every %llds, kubelet %s; peers, /metrics, /livez and /readyz on %s; API server %s (its one address) from %s",
+	    version, s->self_node, s->self_source, s->fence_namespace, a->lease, s->fence_ns_source, s->fence_address, a->action,
+	    (long long)a->action_s, (long long)a->safe, (long long)s->fence_renew, (long long)s->fence_after,
+	    (long long)s->fence_isolated_after, (long long)a->action_s, FENCE_MARGIN, (long long)s->fence_check,
+	    a->kubelet_on ? a->kubelet_url : "not checked", s->fence_listen, t->server, t->source);
+	fence_start(&a->st, clock_ms());
+	while (!*stop) {
+		int64_t start = clock_ms();
+		if (a->st.phase != FENCE_FENCED)
+			check(a);
+		pthread_mutex_lock(&a->lock);
+		a->sh.checked = clock_ms();
+		pthread_mutex_unlock(&a->lock);
+		wait_until(a, start + s->fence_check * 1000);
+	}
+	if (a->wd >= 0 && a->petting) {
+		/* a stop, not a fence: the magic close disarms it (a driver built with nowayout stays armed) */
+		if (write(a->wd, "V", 1) != 1)
+			say("Watchdog %s: the magic close failed (%s): it stays armed", s->fence_watchdog, strerror(errno));
+		close(a->wd);
+	}
+	say("noderecover fence agent stopping on a signal%s", a->sh.fenced ? " (it had fenced)" : "");
+	return 0;
 }

@@ -22,10 +22,10 @@
 
 /*
  * Runs the agent until stop is set (cut: the request in flight is cut short). s and t as
- * settings_parse and settings_target made them. Returns the exit status: 0 stopped by a
+ * settings_parse and settings_target made them; version for its start line and /metrics. Returns the exit status: 0 stopped by a
  * signal, 2 a bad setting (the line said why).
  */
-int fence_run(const struct settings *s, const struct kube_target *t, volatile sig_atomic_t *stop,
+int fence_run(const struct settings *s, const struct kube_target *t, const char *version, volatile sig_atomic_t *stop,
     volatile sig_atomic_t *cut);
 
 #endif

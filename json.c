@@ -8,6 +8,7 @@
  * Nothing here allocates, does I/O or decides anything about a node. One pool: one reader at a time.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
@@ -369,27 +370,32 @@ static int object_doc(struct doc *d, const char *body, size_t len, const char *n
 	return tokenize(d, body + b, len - b, b, name);
 }
 
-/* A Status's reason and message, decoded as sent: the caller makes them fit for a log line (kube_clean). */
+/* A Status's reason and message, decoded as sent: the caller makes them fit for a log line (kube_clean).
+ * Any thread may call it (kube.c does, for every refusal): the pool is held while it reads. */
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
 {
 	static const struct name names[] = { NAME_LIT("reason"), NAME_LIT("message") };
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	char why[160];
 	struct doc d = { .why = why, .whylen = sizeof why };
-	int at[2];
+	int at[2], r = -1;
 
 	if (rlen)
 		reason[0] = '\0';
 	if (mlen)
 		msg[0] = '\0';
-	if (object_doc(&d, body, len, "the Status") < 0)
-		return -1;
-	/* Duplicates only blur a log line here, so take the first rather than lose the text. */
-	lookup(&d, 0, names, 2, at, 1, "", -1);
-	if (at[0] >= 0 && pool[at[0]].type == JSMN_STRING)
-		json_str_log(d.js + pool[at[0]].start, (size_t)(pool[at[0]].end - pool[at[0]].start), reason, rlen);
-	if (at[1] >= 0 && pool[at[1]].type == JSMN_STRING)
-		json_str_log(d.js + pool[at[1]].start, (size_t)(pool[at[1]].end - pool[at[1]].start), msg, mlen);
-	return 0;
+	pthread_mutex_lock(&lock);
+	if (object_doc(&d, body, len, "the Status") == 0) {
+		/* Duplicates only blur a log line here, so take the first rather than lose the text. */
+		lookup(&d, 0, names, 2, at, 1, "", -1);
+		if (at[0] >= 0 && pool[at[0]].type == JSMN_STRING)
+			json_str_log(d.js + pool[at[0]].start, (size_t)(pool[at[0]].end - pool[at[0]].start), reason, rlen);
+		if (at[1] >= 0 && pool[at[1]].type == JSMN_STRING)
+			json_str_log(d.js + pool[at[1]].start, (size_t)(pool[at[1]].end - pool[at[1]].start), msg, mlen);
+		r = 0;
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
 }
 
 /* A string member of a Lease at token i (-1: absent) into out: absent or null is "". */

@@ -48,6 +48,12 @@ enum lease_step lease_decide(const struct lease_seen *o, const char *id, int64_t
 
 int lease_body(char *out, size_t cap, const char *ns, const char *name, const char *rv, const struct lease_spec *s)
 {
+	return lease_body_meta(out, cap, ns, name, rv, NULL, s);
+}
+
+int lease_body_meta(char *out, size_t cap, const char *ns, const char *name, const char *rv, const char *meta,
+    const struct lease_spec *s)
+{
 	struct json_buf b;
 	char num[24];
 
@@ -59,6 +65,10 @@ int lease_body(char *out, size_t cap, const char *ns, const char *name, const ch
 	if (rv) {
 		json_raw(&b, ",\"resourceVersion\":");
 		json_str(&b, rv);
+	}
+	if (meta) {
+		json_raw(&b, ",");
+		json_raw(&b, meta);
 	}
 	json_raw(&b, "},\"spec\":{\"holderIdentity\":");
 	json_str(&b, s->holder);

@@ -63,6 +63,10 @@ enum lease_step lease_decide(const struct lease_seen *o, const char *id, int64_t
  * resourceVersion the PUT is conditional on. Returns its length, or -1 when it did not fit.
  */
 int lease_body(char *out, size_t cap, const char *ns, const char *name, const char *rv, const struct lease_spec *s);
+/* The same with meta (NULL: none), members written as they are into metadata after its name,
+ * namespace and resourceVersion ("\"labels\":{...},\"annotations\":{...}": the fence agent's Lease). */
+int lease_body_meta(char *out, size_t cap, const char *ns, const char *name, const char *rv, const char *meta,
+    const struct lease_spec *s);
 
 /* Writes a time (Unix seconds and microseconds) as a MicroTime into out[LEASE_TIME_LEN + 1]. */
 void lease_microtime(char *out, int64_t sec, long usec);

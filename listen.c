@@ -24,6 +24,7 @@
 #define ACCEPT_BURST 64          /* connections taken from the backlog per round */
 #define SNDBUF (64 * 1024)       /* a whole response fits the socket at once: no write waits */
 #define STACK (64 * 1024)        /* the thread's stack: poll, one snprintf, no recursion */
+#define ROUTE_STACK (256 * 1024) /* with a route: an API request (kube.c's buffers, a TLS handshake) */
 /* A new connection is never evicted before it has had this long to send its request: else a
  * flood of connections could evict a scraper between its accept and its first bytes. Full
  * slots none of which is that old leave new connections in the kernel's backlog meanwhile. */
@@ -210,6 +211,12 @@ static void answer(struct listener *ls, struct listen_conn *c, enum listen_verdi
 	char why[256];
 	int n, ok;
 
+	if (ls->route && (v == LISTEN_METRICS || v == LISTEN_LIVEZ || v == LISTEN_READYZ || v == LISTEN_NOT_FOUND) &&
+	    (n = ls->route(ls->route_ctx, c->head, c->n, ls->out, sizeof ls->out)) >= 0) {
+		send(c->fd, ls->out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		drop(c);
+		return;
+	}
 	switch (v) {
 	case LISTEN_METRICS:
 		if ((n = metrics_render(clock_ms() / 1000, ls->body, sizeof ls->body)) < 0)
@@ -385,7 +392,7 @@ int listen_start(struct listener *ls, const char *addr, char *err, size_t errlen
 	sigfillset(&all);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, STACK);
+	pthread_attr_setstacksize(&attr, ls->route ? ROUTE_STACK : STACK);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	r = pthread_create(&th, &attr, serve, ls);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -51,9 +51,21 @@ struct listen_conn {
 	char head[LISTEN_HEAD_MAX];
 };
 
+/*
+ * A route of the listener's owner (the fence agent's peers and metrics): asked first, on the
+ * listener's thread, for every complete GET, with its head[0..len); writes a whole response
+ * (status line, headers, body) into out[0..cap) and returns its length, or returns -1 for the
+ * listener's own routes. It may take a bounded time (a request to the API server): meanwhile
+ * nothing else is served.
+ */
+typedef int (*listen_route_fn)(void *ctx, const char *head, size_t len, char *out, size_t cap);
+
 /* The listener: its socket, its clients, what it renders and sends. Once started, its thread
- * alone touches it. About 66 KB: its owner allocates it once. Its fields are listen.c's alone. */
+ * alone touches it. About 66 KB: its owner allocates it once. Its fields are listen.c's alone,
+ * but route and route_ctx, which its owner may set before listen_start. */
 struct listener {
+	listen_route_fn route;
+	void *route_ctx;
 	int fd;
 	struct listen_conn conns[LISTEN_CONNS];
 	char body[METRICS_TEXT_MAX];

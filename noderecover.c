@@ -347,7 +347,7 @@ int main(int argc, char **argv)
 		sigaction(SIGTERM, &fsa, NULL);
 		sigaction(SIGINT, &fsa, NULL);
 		signal(SIGPIPE, SIG_IGN);
-		return fence_run(&pr->s, &pr->t, &stop, &cut);
+		return fence_run(&pr->s, &pr->t, NODERECOVER_VERSION, &stop, &cut);
 	}
 	if (settings_target(&pr->s, from_environment, &pr->t, err, sizeof err) < 0 ||
 	    kube_init(&pr->kc, &pr->t, &cut, err, sizeof err) < 0) {

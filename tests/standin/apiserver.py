@@ -4,7 +4,8 @@ It owns an in-memory set of Node objects and answers the few calls the binary ma
 way kube-apiserver does where it matters: paged lists with `continue` (and 410 Expired on
 demand), JSON patch (RFC 6902) applied for real with resourceVersion bumped, DELETE with
 uid/resourceVersion preconditions, 401/403/404/409/422/429/503 with the real Status bodies;
-coordination.k8s.io/v1 Leases (GET, POST, PUT with the resourceVersion test: 409); the two
+coordination.k8s.io/v1 Leases (GET, POST, PUT with the resourceVersion test: 409, JSON patch, a
+list of a namespace's Leases by an equality labelSelector); GET /readyz ("ok"); the two
 reviews the permission check makes (SelfSubjectAccessReview, SelfSubjectReview); and
 events.k8s.io/v1 Events created (validated as kube-apiserver does, stored in posted); and
 watches of nodes (`?watch=1`) as kube-apiserver's watch cache serves them: one resourceVersion
@@ -1334,6 +1335,8 @@ class StandIn:
             return Reply(401, status_body(401, "Unauthorized", "Unauthorized"))
         if req.path.startswith(LEASES):
             return self._lease(req)
+        if req.path == "/readyz" and req.method == "GET":
+            return Reply(200, "ok", content_type="text/plain; charset=utf-8")
         if req.path in REVIEWS:
             return self._review(req)
         if req.path == "/api/v1/nodes":
@@ -1639,6 +1642,10 @@ class StandIn:
                 return Reply(404, status_body(404, "NotFound", 'leases.coordination.k8s.io "%s" not found' % name,
                                               {"name": name, "group": "coordination.k8s.io", "kind": "leases"}))
             return Reply(200, cur)
+        if req.method == "GET":
+            return self._lease_list(req, ns)
+        if req.method == "PATCH" and name:
+            return self._lease_patch(req, ns, name, cur)
         if req.method not in ("POST", "PUT") or (req.method == "POST") != (name is None):
             return Reply(405, status_body(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
         try:
@@ -1674,6 +1681,36 @@ class StandIn:
         out = {"kind": "Lease", "apiVersion": "coordination.k8s.io/v1", "metadata": md, "spec": spec}
         self.leases[(ns, name)] = out
         return Reply(201 if req.method == "POST" else 200, copy.deepcopy(out))
+
+    def _lease_list(self, req, ns):
+        """A namespace's Leases, those whose labels match an equality labelSelector (k=v,...)."""
+        sel = []
+        for term in filter(None, req.qdict().get("labelSelector", "").split(",")):
+            k, eq, v = term.partition("=")
+            if not eq or not k:
+                return Reply(400, status_body(400, "BadRequest", "unable to parse requirement: %r" % term))
+            sel.append((k, v.lstrip("=")))
+        items = [copy.deepcopy(le) for (n, _), le in sorted(self.leases.items()) if n == ns and
+                 all(((le["metadata"].get("labels") or {}).get(k)) == v for k, v in sel)]
+        return Reply(200, {"kind": "LeaseList", "apiVersion": "coordination.k8s.io/v1",
+                           "metadata": {"resourceVersion": str(self.rv)}, "items": items})
+
+    def _lease_patch(self, req, ns, name, cur):
+        """A JSON patch (RFC 6902) of a Lease, its test ops included."""
+        if cur is None:
+            return Reply(404, status_body(404, "NotFound", 'leases.coordination.k8s.io "%s" not found' % name,
+                                          {"name": name, "group": "coordination.k8s.io", "kind": "leases"}))
+        if (req.header("Content-Type") or "").split(";")[0].strip() != "application/json-patch+json":
+            return Reply(415, status_body(415, "UnsupportedMediaType", "the body of the request was in an unknown format"))
+        try:
+            out = apply_patch(cur, json.loads(req.body.decode("utf-8")))
+        except (ValueError, UnicodeDecodeError, PatchError) as e:
+            return Reply(422, status_body(422, "Invalid", "the server rejected our request due to an error in our request: %s" % e))
+        self.rv += 1
+        out["metadata"]["resourceVersion"] = str(self.rv)
+        self.leases[(ns, name)] = out
+        return Reply(200, copy.deepcopy(out))
+
 
 # ---------------------------------------------------------------- standalone use
 
