@@ -49,7 +49,9 @@ noderecover)
 	. /etc/noderecover/settings
 	set +a
 	say "starting noderecover fence"
-	/bin/noderecover fence --server "https://10.0.2.2:$port" --fence-action "$action"
+	# the kubelet check off: no kubelet here
+	/bin/noderecover fence --server "https://10.0.2.2:$port" --ca-file /etc/noderecover/ca.crt \
+		--token-file /etc/noderecover/token --fence-action "$action" --fence-kubelet-url ""
 	say "noderecover fence ended: exit $?"
 	;;
 placeholder)
@@ -69,7 +71,7 @@ placeholder)
 		[ $((n % 5)) -eq 0 ] && say "placeholder: renewed"
 		sleep 1
 	done
-	echo "noderecover: placeholder: Fencing node vm-node-1 ($action): the API server is unreachable and no peer answered"
+	echo "placeholder: Fencing node vm-node-1: cut off from the API server (placeholder); action $action"
 	[ "$action" = reboot ] && { sync; reboot -f; }
 	;;
 esac

@@ -195,9 +195,9 @@ until_ok() {
 	done
 }
 
-# What the console must show: the agent's fence line (the agent's own wording: a line of
-# noderecover that says it fences), and for each action the kernel's own line of the reset.
-FENCE_LINE='^noderecover.*[Ff]enc(e|ing)[^-]'
+# What the console must show: the agent's fence line (fence.c: "Fencing node NODE: why; action
+# A", logged before it acts), and for each action the kernel's own line of the reset.
+FENCE_LINE='Fencing node vm-node-1: '
 RESET_watchdog='softdog: Initiating system reboot'
 RESET_reboot='reboot: Restarting system'
 
@@ -225,7 +225,8 @@ lease_writes() {
 	if [ "$agent" = placeholder ]; then count "$work/$1/console.log" 'placeholder: renewed'
 	else count "$work/$1/standin.log" '^LEASE WRITE noderecover-fence-vm-node-1 '; fi
 }
-has_lease() { [ "$(lease_writes "$1")" -ge 1 ]; }
+# the agent's first Lease write, or its end (then no use waiting)
+has_lease() { [ "$(lease_writes "$1")" -ge 1 ] || grep -q 'vm-init: noderecover fence ended' "$work/$1/console.log"; }
 qemu_gone() { ! alive "$(cat "$work/$1/qemu.pid")"; }
 
 # run_case NAME ACTION: the case's checks, after start_case; its verdicts into NAME/verdict
@@ -235,7 +236,7 @@ run_case() {
 	: > "$v"
 	qpid=$(cat "$d/qemu.pid") spid=$(cat "$d/standin.pid")
 	# boot and the agent's first Lease write: TCG on a loaded 2-core machine, loosely bounded
-	if ! until_ok 180 has_lease "$name"; then
+	if ! until_ok 180 has_lease "$name" || [ "$(lease_writes "$name")" -lt 1 ]; then
 		echo "FAIL $name: no Lease written by the agent within 180 s of boot (qemu $(alive "$qpid" && echo up || echo gone))" >> "$v"
 		return 0
 	fi
@@ -244,10 +245,13 @@ run_case() {
 	w0=$(lease_writes "$name")
 	sleep 30
 	w1=$(lease_writes "$name")
-	if alive "$qpid" && [ $((w1 - w0)) -ge 3 ] && [ "$(count "$d/console.log" "$FENCE_LINE")" -eq 0 ]; then
+	# the agent's Lease says the action it was given (the placeholder writes none)
+	armed=$(count "$d/standin.log" "^LEASE WRITE .* noderecover.io/fence-action=$action ")
+	[ "$agent" = placeholder ] && armed=1
+	if alive "$qpid" && [ $((w1 - w0)) -ge 3 ] && [ "$armed" -ge 1 ] && [ "$(count "$d/console.log" "$FENCE_LINE")" -eq 0 ]; then
 		echo "PASS $name: the agent up $up s after boot, the stand-in up 30 s: the machine runs, $((w1 - w0)) renewals, no fence" >> "$v"
 	else
-		echo "FAIL $name: the stand-in up 30 s: qemu $(alive "$qpid" && echo up || echo gone), $((w1 - w0)) Lease writes (want 3 or more), $(count "$d/console.log" "$FENCE_LINE") fence lines (want 0)" >> "$v"
+		echo "FAIL $name: the stand-in up 30 s: qemu $(alive "$qpid" && echo up || echo gone), $((w1 - w0)) Lease writes (want 3 or more), $armed with fence-action=$action (want 1 or more), $(count "$d/console.log" "$FENCE_LINE") fence lines (want 0)" >> "$v"
 		return 0
 	fi
 	# the cut: the stand-in stopped (its port refuses), then the reset, bounded
