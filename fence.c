@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,8 @@
 #include "peer.h"
 #include "say.h"
 #include "text.h"
+
+extern char **environ;
 
 #ifndef WDIOC_KEEPALIVE   /* linux/watchdog.h, which musl's headers do not carry */
 #define WDIOC_KEEPALIVE _IOR('W', 5, int)
@@ -48,9 +51,7 @@
 #define WATCHDOG_MIN 4            /* seconds: more than the longest step between two pets (2 s) */
 #define SYNC_MS 10000             /* reboot: sync's deadline (FENCE_REBOOT_BOUND) */
 #define PET_MS 500                /* the longest sleep between two pets while waiting */
-#define ANSWER_KINDS 4            /* healthy, api_down, requested, none */
-
-static const char *const answer_names[ANSWER_KINDS] = { "healthy", "api_down", "requested", "none" };
+#define ANSWER_KINDS 4            /* healthy, api_down, requested, none (the metrics' order) */
 
 struct fence_peer {
 	char node[PEER_NODE_MAX + 1];
@@ -105,6 +106,7 @@ struct agent {
 	struct fence_peer peers[PEERS_MAX];
 	int npeers;
 	int64_t listed;                   /* monotonic ms of the last list; -1: never */
+	int list_failing;                 /* the last list failed (said once) */
 	struct peer_call calls[PEERS_MAX];
 	struct json_list reader, preader; /* the loop's and the listener's */
 	char item[ITEM_MAX], pitem[ITEM_MAX];
@@ -420,17 +422,22 @@ static void list_peers(struct agent *a, int64_t now)
 	snprintf(lp, sizeof lp, "%s?labelSelector=" FENCE_LABEL_KEY "%%3D" FENCE_LABEL_VALUE "&limit=%d", a->path, LIST_LIMIT);
 	st = kube_call_within(&a->kc, API_MS, "listing the fence Leases", "GET", lp, NULL, 0, a->list, LIST_MAX);
 	pet(a);
+	if (st == 200) {
+		a->npeers = 0;
+		if (read_json(&a->reader, a->item, a->list, strlen(a->list), 0, list_item, &l, l.r.why, sizeof l.r.why) < 0) {
+			a->npeers = before;
+			st = -1;
+		}
+	}
 	if (st != 200) {
-		say("Listing the peers failed (%s); the %d known are kept, listing again next check", kube_error(&a->kc), a->npeers);
-		a->listed = now - LIST_EVERY_MS;
+		/* said once until a list succeeds; tried again every check meanwhile */
+		if (!a->list_failing)
+			say("Listing the peers failed (%s); the %d known are kept, listing again every check",
+			    st < 0 && l.r.why[0] ? l.r.why : kube_error(&a->kc), a->npeers);
+		a->list_failing = 1;
 		return;
 	}
-	a->npeers = 0;
-	if (read_json(&a->reader, a->item, a->list, strlen(a->list), 0, list_item, &l, l.r.why, sizeof l.r.why) < 0) {
-		say("Listing the peers: the list cannot be read (%s); listing again next check", l.r.why);
-		a->npeers = before;
-		return;
-	}
+	a->list_failing = 0;
 	a->listed = now;
 	if (a->npeers != before || a->sh.peers == 0)
 		say("Peers: %d other fence agents in namespace %s%s", a->npeers, a->s->fence_namespace,
@@ -484,15 +491,13 @@ static void run_exec(struct agent *a)
 {
 	const char *path = a->s->fence_exec;
 	int64_t until = clock_ms() + a->s->fence_exec_timeout * 1000;
-	pid_t pid = fork();
-	int status = 0;
+	char *argv[] = { (char *)path, (char *)a->s->self_node, NULL };
+	pid_t pid;
+	int status = 0, e;
 
-	if (pid == 0) {
-		execl(path, path, a->s->self_node, (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0) {
-		say("Fence exec %s failed to start: %s", path, strerror(errno));
+	/* posix_spawn, as plugin.c runs its plugins: the same environment */
+	if ((e = posix_spawn(&pid, path, NULL, NULL, argv, environ)) != 0) {
+		say("Fence exec %s failed to start: %s", path, strerror(e));
 		return;
 	}
 	while (waitpid(pid, &status, WNOHANG) == 0) {
@@ -518,11 +523,11 @@ static void fence_now(struct agent *a)
 	struct timespec wall;
 	pthread_t th;
 
-	say_about("warning", a->s->self_node, "Fence", NULL, "Fencing node %s: %s; action %s", a->s->self_node,
-	    why == FENCE_REQUESTED ? "a fence was requested and its kubelet is unhealthy" :
-	    why == FENCE_KUBELET_DOWN ? "its kubelet has been unhealthy for --fence-after while the API server is reached" :
-	    why == FENCE_PEER_REQUESTED ? "cut off from the API server, and a peer read a fence request on its Lease" :
-	    "cut off from the API server, and no peer answered for --fence-isolated-after", a->action);
+	say_about("warning", a->s->self_node, "Fence", NULL, "Fencing node %s (%s: %s); action %s", a->s->self_node,
+	    fence_reason_name(why), why == FENCE_REQUESTED ? "a fence was requested and its kubelet is unhealthy" :
+	    why == FENCE_KUBELET_DOWN ? "its kubelet unhealthy for --fence-after" :
+	    why == FENCE_PEER_REQUESTED ? "cut off, and a peer read a fence request on its Lease" :
+	    "cut off, and no peer answered for --fence-isolated-after", a->action);
 	pthread_mutex_lock(&a->lock);
 	a->sh.fenced = 1;
 	a->sh.armed = 0;
@@ -596,50 +601,53 @@ static int answer_peer(struct agent *a, const char *node, const char *nonce, cha
 	return peer_answer(&a->key, nonce, api, requested, out, cap);
 }
 
+/* The agent's metrics, one document (docs/fence.md; the README's "Fencing: the agent"). */
 static int metrics_text(struct agent *a, char *out, size_t cap)
 {
-	static const char *const phases = "healthy\0kubelet\0cut\0asking\0outage\0fenced\0";
 	struct shared s;
-	char body[4096];
-	size_t n = 0;
-	const char *p = phases;
-	int h;
+	char body[3072];
+	int n, h;
 
 	pthread_mutex_lock(&a->lock);
 	s = a->sh;
 	pthread_mutex_unlock(&a->lock);
-#define OUT(...) (n += (size_t)snprintf(body + n, n < sizeof body ? sizeof body - n : 0, __VA_ARGS__))
-#define HEAD(name, type, help) OUT("# HELP noderecover_fence_" name " " help "\n# TYPE noderecover_fence_" name " " type "\n")
-	OUT("# HELP noderecover_build_info Always 1; the version label says which build runs.\n# TYPE noderecover_build_info gauge\n"
-	    "noderecover_build_info{version=\"%s\"} 1\n", a->version);
-	HEAD("armed", "gauge", "1 while its Lease is written and it has not fenced, else 0.");
-	OUT("noderecover_fence_armed %d\n", s.armed);
-	HEAD("fenced", "gauge", "1 once it has fenced: it stays up without renewing its Lease.");
-	OUT("noderecover_fence_fenced %d\n", s.fenced);
-	HEAD("phase", "gauge", "1 for the phase of the last check.");
-	for (int i = 0; *p; i++, p += strlen(p) + 1)
-		OUT("noderecover_fence_phase{phase=\"%s\"} %d\n", p, (int)s.phase == i);
-	HEAD("safe_seconds", "gauge", "The safe time S it publishes on its Lease.");
-	OUT("noderecover_fence_safe_seconds %lld\n", (long long)a->safe);
-	HEAD("peers", "gauge", "Other fence agents known (listed with an address).");
-	OUT("noderecover_fence_peers %d\n", s.peers);
-	HEAD("requests_seen_total", "counter", "Fence requests seen on its own Lease (each request once).");
-	OUT("noderecover_fence_requests_seen_total %llu\n", (unsigned long long)s.requests_seen);
-	HEAD("fences_total", "counter", "Fences decided, by reason.");
-	for (int r = FENCE_REQUESTED; r <= FENCE_ISOLATED; r++)
-		OUT("noderecover_fence_fences_total{reason=\"%s\"} %llu\n", fence_reason_name(r), (unsigned long long)s.fences[r]);
-	HEAD("peer_answers_total", "counter", "Answers of the peers it asked, by kind (none: no answer, or not signed).");
-	for (int k = 0; k < ANSWER_KINDS; k++)
-		OUT("noderecover_fence_peer_answers_total{kind=\"%s\"} %llu\n", answer_names[k], (unsigned long long)s.answers[k]);
-	HEAD("peer_requests_total", "counter", "Peers' requests it served, by result (refused: not signed, 401).");
-	OUT("noderecover_fence_peer_requests_total{result=\"answered\"} %llu\n", (unsigned long long)s.served);
-	OUT("noderecover_fence_peer_requests_total{result=\"refused\"} %llu\n", (unsigned long long)s.refused);
-#undef HEAD
-#undef OUT
-	if (n >= sizeof body)
+#define G(name, help) "# HELP noderecover_fence_" name " " help "\n# TYPE noderecover_fence_" name " gauge\n"
+#define C(name, help) "# HELP noderecover_fence_" name " " help "\n# TYPE noderecover_fence_" name " counter\n"
+#define L(name, label, v) "noderecover_fence_" name "{" label "=\"" v "\"} %llu\n"
+	n = snprintf(body, sizeof body,
+	    "# HELP noderecover_build_info Always 1; the version label says which build runs.\n"
+	    "# TYPE noderecover_build_info gauge\nnoderecover_build_info{version=\"%s\"} 1\n"
+	    G("armed", "1 while its Lease is written and it has not fenced.") "noderecover_fence_armed %d\n"
+	    G("fenced", "1 once it fenced: it stays up, its Lease no longer renewed.") "noderecover_fence_fenced %d\n"
+	    G("phase", "1 for the phase of the last check.")
+	    "noderecover_fence_phase{phase=\"healthy\"} %d\nnoderecover_fence_phase{phase=\"kubelet\"} %d\n"
+	    "noderecover_fence_phase{phase=\"cut\"} %d\nnoderecover_fence_phase{phase=\"asking\"} %d\n"
+	    "noderecover_fence_phase{phase=\"outage\"} %d\nnoderecover_fence_phase{phase=\"fenced\"} %d\n"
+	    G("safe_seconds", "The safe time S on its Lease.") "noderecover_fence_safe_seconds %lld\n"
+	    G("peers", "Other fence agents listed with an address.") "noderecover_fence_peers %d\n"
+	    C("requests_seen_total", "Fence requests seen on its Lease, each once.") "noderecover_fence_requests_seen_total %llu\n"
+	    C("fences_total", "Fences decided, by reason.")
+	    L("fences_total", "reason", "requested") L("fences_total", "reason", "kubelet")
+	    L("fences_total", "reason", "peer-requested") L("fences_total", "reason", "isolated")
+	    C("peer_answers_total", "Its peers' answers by kind; none: none, or not signed.")
+	    L("peer_answers_total", "kind", "healthy") L("peer_answers_total", "kind", "api_down")
+	    L("peer_answers_total", "kind", "requested") L("peer_answers_total", "kind", "none")
+	    C("peer_requests_total", "Its peers' requests; refused: not signed (401).")
+	    L("peer_requests_total", "result", "answered") L("peer_requests_total", "result", "refused"),
+	    a->version, s.armed, s.fenced, s.phase == FENCE_HEALTHY, s.phase == FENCE_KUBELET, s.phase == FENCE_CUT,
+	    s.phase == FENCE_ASKING, s.phase == FENCE_OUTAGE, s.phase == FENCE_FENCED, (long long)a->safe, s.peers,
+	    (unsigned long long)s.requests_seen, (unsigned long long)s.fences[FENCE_REQUESTED],
+	    (unsigned long long)s.fences[FENCE_KUBELET_DOWN], (unsigned long long)s.fences[FENCE_PEER_REQUESTED],
+	    (unsigned long long)s.fences[FENCE_ISOLATED], (unsigned long long)s.answers[0], (unsigned long long)s.answers[1],
+	    (unsigned long long)s.answers[2], (unsigned long long)s.answers[3], (unsigned long long)s.served,
+	    (unsigned long long)s.refused);
+#undef G
+#undef C
+#undef L
+	if (n < 0 || (size_t)n >= sizeof body)
 		return -1;
-	h = snprintf(out, cap, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
-	    METRICS_CONTENT_TYPE, n, body);
+	h = snprintf(out, cap, "HTTP/1.1 200 OK\r\nContent-Type: " METRICS_CONTENT_TYPE "\r\nContent-Length: %d\r\n"
+	    "Connection: close\r\n\r\n%s", n, body);
 	return h < 0 || (size_t)h >= cap ? -1 : h;
 }
 
@@ -776,17 +784,18 @@ static int kubelet_url(struct agent *a, char *err, size_t errlen)
 
 	if (!u || !*u)
 		return 0;
-	hp = u + 7;
-	path = strchr(hp, '/');
-	if (strncmp(u, "http://", 7) != 0 || !path || (size_t)(path - hp) > LISTEN_ADDR_MAX)
-		return text_fail(err, errlen, "--fence-kubelet-url '%.80s' is not http://IP:PORT/PATH", u);
-	memcpy(host, hp, (size_t)(path - hp));
-	host[path - hp] = '\0';
-	if (peer_addr(&a->kubelet, host) < 0 || peer_get(&a->kubelet, host, path) < 0)
-		return text_fail(err, errlen, "--fence-kubelet-url '%.80s' is not http://IP:PORT/PATH (an IPv4 or [IPv6] address and a port)", u);
-	snprintf(a->kubelet_url, sizeof a->kubelet_url, "%s", u);
-	a->kubelet_on = 1;
-	return 0;
+	hp = strncmp(u, "http://", 7) == 0 ? u + 7 : NULL;
+	path = hp ? strchr(hp, '/') : NULL;
+	if (path && (size_t)(path - hp) <= LISTEN_ADDR_MAX) {
+		memcpy(host, hp, (size_t)(path - hp));
+		host[path - hp] = '\0';
+		if (peer_addr(&a->kubelet, host) == 0 && peer_get(&a->kubelet, host, path) == 0) {
+			snprintf(a->kubelet_url, sizeof a->kubelet_url, "%s", u);
+			a->kubelet_on = 1;
+			return 0;
+		}
+	}
+	return text_fail(err, errlen, "--fence-kubelet-url '%.80s' is not http://IP:PORT/PATH (an IPv4 or [IPv6] address)", u);
 }
 
 /* Everything before the loop: 0, or -1 with err (exit 2). */

@@ -31,6 +31,7 @@ ACTION = "noderecover.io/fence-action"
 FENCING = "noderecover.io/fencing"
 REQUEST = "noderecover.io/fence-request"
 LABEL = ("app.kubernetes.io/component", "fence-agent")
+TOKEN_2 = "second-agent-token-0123456789abcdef"
 # check 1 s, fence after 2 s, isolated after 2 s, renew 3 s, exec bound 2 s: S = 3+2+2+2+5
 SAFE_S = 14
 
@@ -103,8 +104,10 @@ class FenceAgent(Case):
         self.port = free_port()
 
     def start_server(self):
-        srv = self.server([])
-        srv.on(lambda req: Fault("close_no_reply") if self.cut else None, times=None)
+        # a second agent has a token of its own, so that the cut can spare it
+        srv = self.server([], tokens=[TOKEN_2])
+        srv.on(lambda req: Fault("close_no_reply") if self.cut and req.header("Authorization") != "Bearer " + TOKEN_2
+               else None, times=None)
         return srv
 
     def kubelet(self):
@@ -121,10 +124,13 @@ class FenceAgent(Case):
         self.addCleanup(srv.shutdown)
         return "http://127.0.0.1:%d/healthz" % port
 
-    def agent(self, node="n1", after=2, kubelet="", extra=()):
+    def agent(self, node="n1", after=2, kubelet="", extra=(), port=None, token=None):
         """Starts `noderecover fence` for node; returns (Popen, errpath)."""
+        port = port or self.port
+        if token:
+            extra = list(extra) + ["--token-file", token]
         a = ["--fence-namespace", NS, "--fence-peer-secret-file", self.secret,
-             "--fence-listen", "127.0.0.1:%d" % self.port, "--fence-address", "127.0.0.1:%d" % self.port,
+             "--fence-listen", "127.0.0.1:%d" % port, "--fence-address", "127.0.0.1:%d" % port,
              "--fence-check", "1s", "--fence-after", "%ds" % after, "--fence-isolated-after", "2s",
              "--fence-renew", "3s", "--fence-action", "exec", "--fence-exec", self.script,
              "--fence-exec-timeout", "2s", "--fence-kubelet-url", kubelet] + list(extra)
@@ -284,6 +290,25 @@ class FenceAgent(Case):
         self.assertNotIn(b'noderecover_fence_peer_answers_total{kind="none"} 0\n', body)
         self.assertIn(b'noderecover_fence_peer_answers_total{kind="api_down"} 0\n', body)
 
+    def test_two_agents(self):
+        """n1 cut off asks n2, a real agent, which reads n1's Lease: no request, carry on; a request, fence."""
+        self.start_server()
+        tok = os.path.join(self.tmp, "token-2")
+        with open(tok, "w") as f:
+            f.write(TOKEN_2 + "\n")
+        p2, err2 = self.agent("n2", port=free_port(), token=tok)
+        self.assertTrue(self.srv.wait_for(lambda: self.lease("n2"), 15), self.log(err2))
+        p1, err1 = self.agent("n1")
+        self.armed(err1)
+        self.assertTrue(self.srv.wait_for(lambda: "Peers: 1" in self.log(err1), 10), self.log(err1))
+        self.cut = True
+        self.assertTrue(self.srv.wait_for(lambda: "asking 1 peers" in self.log(err1), 10), self.log(err1))
+        self.assertIsNone(self.fenced_with(5), "fenced while a peer reached the API server and saw no request\n" + self.log(err1))
+        self.annotate("n1", REQUEST, "2026-12-03T12:00:00.000000Z")
+        self.assertEqual(self.fenced_with(10), ["n1"], self.log(err1) + self.log(err2))
+        self.assertIn("a peer read a fence request", self.log(err1))
+        self.assertIsNone(self.lease("n2")["metadata"]["annotations"].get(FENCING), self.log(err2))
+
     # ------------------------------------------------------------ a request
 
     def test_request_with_kubelet_unhealthy_fences(self):
@@ -336,3 +361,51 @@ class FenceAgent(Case):
         _, _, m = self.get("/metrics")
         self.assertIn(b'noderecover_fence_peer_requests_total{result="refused"} 2\n', m)
         self.assertIn(b'noderecover_fence_peer_requests_total{result="answered"} 2\n', m)
+
+    # ------------------------------------------------------------ settings
+
+    def test_refusals(self):
+        """Bad settings are refused before anything is sent (exit 2, one line naming the setting)."""
+        self.start_server()
+        short = os.path.join(self.tmp, "short")
+        with open(short, "wb") as f:
+            f.write(b"0123456789abcde")
+        base = ["--fence-namespace", NS, "--fence-peer-secret-file", self.secret, "--fence-address", "127.0.0.1:1"]
+        cases = [
+            ([], {"NODE_NAME": None}, None, "--self-node"),
+            (["--fence-peer-secret-file", self.secret], {}, "n1", "--fence-namespace"),
+            (["--fence-namespace", NS, "--fence-address", "127.0.0.1:1"], {}, "n1", "--fence-peer-secret-file"),
+            (["--fence-namespace", NS, "--fence-peer-secret-file", self.secret], {}, "n1", "--fence-address"),
+            (base + ["--fence-action", "halt"], {}, "n1", "--fence-action 'halt'"),
+            (base + ["--fence-action", "exec"], {}, "n1", "--fence-exec"),
+            (base + ["--fence-address", ":9466"], {}, "n1", "--fence-address"),
+            (base + ["--fence-kubelet-url", "http://localhost:10248/healthz"], {}, "n1", "--fence-kubelet-url"),
+            (["--fence-namespace", NS, "--fence-peer-secret-file", short, "--fence-address", "127.0.0.1:1"], {}, "n1",
+             "fewer than 16"),
+            (base, {}, "n" * 236, "cannot be armed"),
+            (base + ["--fence-check", "0s"], {}, "n1", "--fence-check"),
+            (base + ["--fence-action", "watchdog", "--fence-watchdog", "/dev/null"], {}, "n1", "cannot be read back"),
+        ]
+        for extra, env, node, want in cases:
+            argv = self.args("fence", taint_after=None, self_node=node, extra=extra)
+            r = self.once(argv=argv, env=env, timeout=20)
+            self.assertEqual(r.rc, 2, "%s: %s" % (want, r))
+            self.assertIn(want, r.stderr, r)
+        # the binary run as noderecover-fence is the agent, with options only
+        link = os.path.join(self.tmp, "noderecover-fence")
+        os.symlink(BINARY, link)
+        argv = self.args("fence", taint_after=None, self_node="n1", extra=["--fence-namespace", NS])
+        argv[0:2] = [link]
+        r = self.once(argv=argv, timeout=20)
+        self.assertEqual(r.rc, 2, r)
+        self.assertIn("--fence-peer-secret-file", r.stderr, r)
+        self.assertEqual(self.srv.reqs(), [], "a request was sent before the settings were checked")
+        # NODE_NAME (the downward API) names the node; POD_IP and the listen port the address
+        argv = self.args("fence", taint_after=None, self_node=None, extra=[
+            "--fence-namespace", NS, "--fence-peer-secret-file", self.secret, "--fence-listen", "127.0.0.1:%d" % self.port,
+            "--fence-action", "exec", "--fence-exec", self.script, "--fence-kubelet-url", ""])
+        p, errp = self.start("fence", env={"NODE_NAME": "from-env", "POD_IP": "127.0.0.2"}, taint_after=None, self_node=None,
+                             extra=argv[argv.index("--fence-namespace"):])
+        ok = self.srv.wait_for(lambda: (self.lease("from-env") or {}).get("metadata", {}).get("annotations", {}).get(ADDR), 15)
+        self.assertEqual(ok, "127.0.0.2:%d" % self.port, self.log(errp))
+
