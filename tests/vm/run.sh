@@ -199,9 +199,9 @@ until_ok() {
 	done
 }
 
-# What the console must show: the agent's fence line (fence.c: "Fencing node NODE: why; action
+# What the console must show: the agent's fence line (fence.c: "Fencing node NODE (why); action
 # A", logged before it acts), and for each action the kernel's own line of the reset.
-FENCE_LINE='Fencing node vm-node-1: '
+FENCE_LINE='Fencing node vm-node-1[ :]'
 RESET_watchdog='softdog: Initiating system reboot'
 RESET_reboot='reboot: Restarting system'
 
