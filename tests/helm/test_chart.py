@@ -838,6 +838,21 @@ class Kustomize(unittest.TestCase):
             p = self.build([os.path.join(d, "base")])
             self.assertNotEqual(p.returncode, 0, "two Roles of one name built under one namespace")
             self.assertIn("ID conflict", p.stderr)
+        with tempfile.TemporaryDirectory() as d:
+            # the fence agent's file (issue 23): its objects follow to ops, the binding's subject too
+            os.mkdir(os.path.join(d, "base"))
+            shutil.copy(os.path.join(deploy, "noderecover-fence.yaml"), os.path.join(d, "base", "fence.yaml"))
+            with open(os.path.join(d, "base", "kustomization.yaml"), "w") as f:
+                f.write("resources:\n  - fence.yaml\n")
+            p = self.build([os.path.join(d, "base")])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            objs = objects(p.stdout)
+            self.assertEqual({k[2] for k in objs} - {None}, {"ops"})
+            self.assertEqual(sorted(k[3] for k in objs if k[1] == "Role"), ["noderecover", "noderecover-events", "noderecover-fence"])
+            self.assertEqual([k for k in objs if k[1] == "DaemonSet"], [("apps/v1", "DaemonSet", "ops", "noderecover-fence")])
+            for k, d2 in objs.items():
+                for sub in d2.get("subjects", []):
+                    self.assertEqual(sub["namespace"], "ops", "%s's subject follows the ServiceAccount" % (k,))
 
 
 class Package(unittest.TestCase):
