@@ -1,7 +1,7 @@
 /*
  * `noderecover manifests`: the cluster objects noderecover needs for a set of settings, as one
  * YAML stream (Namespace, ServiceAccount, ClusterRole and binding, Roles the settings need, the
- * Deployment). Settings are validated by settings_parse before they get here, exactly as for run.
+ * Deployment; with --fence, the fence agent's ServiceAccount, Role and binding, and DaemonSet). Settings are validated by settings_parse before they get here, exactly as for run.
  */
 #ifndef MANIFESTS_H
 #define MANIFESTS_H
