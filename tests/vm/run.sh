@@ -215,7 +215,9 @@ start_case() {
 	until_ok 20 test -s "$d/port" || { echo "no port" > "$d/error"; return 1; }
 	port=$(cat "$d/port")
 	date +%s > "$d/boot.at"
-	qemu-system-x86_64 -nographic -no-reboot -no-user-config -nodefaults -serial stdio -m 256 -smp 1 \
+	# bounded by itself too (timeout passes a TERM on to qemu): even a run.sh killed by SIGKILL
+	# leaves no VM behind for long
+	timeout 400 qemu-system-x86_64 -nographic -no-reboot -no-user-config -nodefaults -serial stdio -m 256 -smp 1 \
 		-accel tcg -kernel "$vmlinuz" -initrd "$initramfs" \
 		-append "console=ttyS0 panic=-1 quiet loglevel=4 nr.port=$port nr.action=$action nr.agent=$agent" \
 		-netdev user,id=net0 -device e1000,netdev=net0,romfile= < /dev/null > "$d/console.log" 2>&1 &
