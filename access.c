@@ -31,6 +31,10 @@ const struct access_rule access_rules[] = {
 	/* an Event about a cluster-scoped Node lives in default (or kube-system): a Role there, not a ClusterRole */
 	{ "events", "events.k8s.io", ACCESS_EVENTS_NAMESPACE, ACCESS_EVENTS, { { "create", ACCESS_ASK_ALWAYS } },
 	  "Events on the Node (kubectl describe node), in " EVENTS_NAMESPACE " only" },
+	/* last: under --fence=prefer its denial is a warning, and nothing after it goes unasked */
+	{ "leases", "coordination.k8s.io", ACCESS_FENCE_NAMESPACE, ACCESS_FENCING,
+	  { { "get", ACCESS_ASK_ALWAYS }, { "patch", ACCESS_ASK_WRITING } },
+	  "the fence: each node's agent Lease, and the fence request on it" },
 };
 
 const size_t access_rule_count = sizeof access_rules / sizeof access_rules[0];
@@ -46,6 +50,8 @@ int access_rule_on(const struct access_rule *r, const struct settings *s)
 		return s->leader_elect;
 	case ACCESS_EVENTS:
 		return settings_events_on(s);
+	case ACCESS_FENCING:
+		return s->fence != FENCE_OFF && s->fence_namespace[0];
 	}
 	return 0;
 }
@@ -59,6 +65,8 @@ const char *access_namespace(const struct access_rule *r, const struct settings 
 		return s->lease_namespace;
 	case ACCESS_EVENTS_NAMESPACE:
 		return EVENTS_NAMESPACE;
+	case ACCESS_FENCE_NAMESPACE:
+		return s->fence_namespace;
 	}
 	return NULL;
 }
@@ -146,13 +154,16 @@ static enum access_result ask(struct kube *k, const struct settings *s, const st
 	if (allowed)
 		return ACCESS_OK;
 	char user[300], said[300];
+	/* an upgrade without the fence's Role must not stop recovery: prefer goes on without agents */
+	int warn = r->when == ACCESS_FENCING && s->fence == FENCE_PREFER;
 	user_name(k, answer, user, sizeof user);
 	kube_clean(k, said, sizeof said, reason);
 	text_fail(msg, cap, "Permission check: %s may not %s %s%s%s, which these settings need: %s grants it (or `noderecover "
-	    "manifests` with these settings)%s%s%s; not starting", user, verb, res, where,
+	    "manifests` with these settings)%s%s%s; %s", user, verb, res, where,
 	    ns ? "" : " (cluster-wide)", settings_pruning(s) ? DEPLOY_PRUNE : DEPLOY,
-	    said[0] ? " (the API server says: " : "", said, said[0] ? ")" : "");
-	return ACCESS_DENIED;
+	    said[0] ? " (the API server says: " : "", said, said[0] ? ")" : "",
+	    warn ? "going on: a node whose fence Lease may not be read counts as without an agent" : "not starting");
+	return warn ? ACCESS_UNKNOWN : ACCESS_DENIED;
 }
 
 enum access_result access_check(struct kube *k, const struct settings *s, char *msg, size_t cap)

@@ -17,14 +17,16 @@ enum access_when {
 	ACCESS_ALWAYS,
 	ACCESS_PRUNING,    /* pruning is on (settings_pruning) */
 	ACCESS_ELECTING,   /* leader election (--leader-elect; the pod manifests writes always elects) */
-	ACCESS_EVENTS      /* Events are posted (settings_events_on) */
+	ACCESS_EVENTS,     /* Events are posted (settings_events_on) */
+	ACCESS_FENCING     /* the fence is on and has a namespace (--fence, --fence-namespace) */
 };
 
 /* Where a rule holds: cluster-wide (a ClusterRole) or in one namespace (a Role). */
 enum access_scope {
 	ACCESS_CLUSTER,
 	ACCESS_LEASE_NAMESPACE,   /* the Lease's: --lease-namespace, or the pod's own */
-	ACCESS_EVENTS_NAMESPACE   /* EVENTS_NAMESPACE, where events.c posts */
+	ACCESS_EVENTS_NAMESPACE,  /* EVENTS_NAMESPACE, where events.c posts */
+	ACCESS_FENCE_NAMESPACE    /* the fence agents' Leases': --fence-namespace, or the pod's own */
 };
 
 /* When the start-up check asks for one verb of a rule that is on. */
@@ -72,8 +74,10 @@ enum access_result {
 /*
  * One SelfSubjectAccessReview per verb the settings need (access_rules: list nodes; watch
  * nodes when following; patch nodes unless a client dry run; delete nodes when pruning, unless
- * a client dry run; the Lease's verbs when electing; create events when posting them), in that
- * order, stopping at the first denied or unanswered. On ACCESS_DENIED, one
+ * a client dry run; the Lease's verbs when electing; create events when posting them; get and
+ * patch the fence Leases with the fence on), in that order, stopping at the first denied or
+ * unanswered. The fence's denied under --fence=prefer is ACCESS_UNKNOWN, its line a warning
+ * (nodes then count as without an agent), and it is asked last. On ACCESS_DENIED, one
  * SelfSubjectReview more for the user's name. Leaves one line in msg[0..cap) for ACCESS_DENIED
  * (who may not do what, and the file in deploy/ that grants it) and ACCESS_UNKNOWN (why it
  * could not tell), "" for ACCESS_OK; server-sent text in it is cleaned by kube_clean. Sends

@@ -30,6 +30,8 @@ static const char *choices(const struct settings_row *r)
 		return "table json";
 	case SETTINGS_LOG_FORMAT:
 		return "text json";
+	case SETTINGS_WORDS:
+		return r->what;
 	default:
 		return NULL;
 	}

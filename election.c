@@ -15,7 +15,7 @@
 /* The thread's stack: a Lease request goes through kube.c (its request and token buffers, about
  * 20 KiB) and a TLS handshake in BearSSL (some KiB more); 256 KiB is room to spare, and only
  * what is touched is resident. */
-#define STACK (256 * 1024)
+#define STACK (256 * 1024 + JSON_POOL_BYTES)
 #define QUIT_CHECK_MS 250   /* the thread sees a stop within this (short sleeps: a condition variable cost 2.3 KB) */
 
 /* One try to acquire or renew (client-go's tryAcquireOrRenew), and a line for each change. */
@@ -154,7 +154,7 @@ int election_may_write(struct election *e, int64_t now)
 	int held;
 
 	pthread_mutex_lock(&e->lock);
-	held = e->leader && now - e->renewed_ms < LEASE_RENEW_DEADLINE * 1000L;
+	held = lease_term_holds(e->leader, e->renewed_ms, now);
 	pthread_mutex_unlock(&e->lock);
 	return held;
 }

@@ -25,6 +25,8 @@ static const struct {
 	[EVENTS_STORM_ENGAGED] = { "StormGuardEngaged", "Warning", "Hold" },
 	[EVENTS_STORM_LIFTED] = { "StormGuardLifted", "Normal", "Resume" },
 	[EVENTS_EXCLUDED] = { "NodeExcluded", "Warning", "Skip" },
+	[EVENTS_FENCE_REQUESTED] = { "FenceRequested", "Warning", "Fence" },
+	[EVENTS_FENCED_TAINTED] = { "FencedTainted", "Warning", "Taint" },
 };
 
 const char *events_reason_name(enum events_reason r)

@@ -24,6 +24,8 @@ enum events_reason {
 	EVENTS_STORM_ENGAGED,  /* Warning StormGuardEngaged, action Hold */
 	EVENTS_STORM_LIFTED,   /* Normal  StormGuardLifted, action Resume */
 	EVENTS_EXCLUDED,       /* Warning NodeExcluded, action Skip (opted out, yet needs action) */
+	EVENTS_FENCE_REQUESTED,/* Warning FenceRequested, action Fence (the request written on its agent's Lease) */
+	EVENTS_FENCED_TAINTED, /* Warning FencedTainted, action Taint (the taint, once its agent surely fenced) */
 	EVENTS_REASONS
 };
 

@@ -1,6 +1,6 @@
 /*
- * The fence agent's shell (fence.h): every --fence-check it observes (the API server's /readyz,
- * its own Lease read and, when due, renewed; the kubelet's health), hands the observation to
+ * The fence agent's shell (fence.h): every --fence-check it observes (the API server: its own
+ * Lease read and, when due, renewed, what the watcher sees of it; the kubelet's health), hands the observation to
  * fence_rules.c, asks its peers when the rules say so (peer.c), and fences when they say so.
  * Its listener's route answers the peers (reading the asker's Lease on a connection of its
  * own) and serves its /metrics, /livez and /readyz. Owns its connections, its Lease's bodies,
@@ -41,7 +41,6 @@ extern char **environ;
 #define API_MS 2000               /* each request to the API server (the fencing write's one try too) */
 #define KUBELET_MS 1000           /* the kubelet's health, on the loopback */
 #define ANSWER_MS 1500            /* a peer's request: the read of its Lease, within its 2 s */
-#define LIST_EVERY_MS (5 * 60 * 1000L)
 #define PEERS_MAX 256             /* peers asked at once: the first listed */
 #define LIST_LIMIT 300            /* Leases listed: one page, enough for PEERS_MAX and ourselves */
 #define LIST_MAX (1024 * 1024)    /* that page */
@@ -105,7 +104,6 @@ struct agent {
 	int have_own;
 	struct fence_peer peers[PEERS_MAX];
 	int npeers;
-	int64_t listed;                   /* monotonic ms of the last list; -1: never */
 	int list_failing;                 /* the last list failed (said once) */
 	struct peer_call calls[PEERS_MAX];
 	struct json_list reader, preader; /* the loop's and the listener's */
@@ -377,9 +375,9 @@ static int write_own(struct agent *a, const char *fencing)
  * reached as the rules count it; *requested: the Lease carries a fence request. */
 static int lease_check(struct agent *a, int64_t now, int *requested)
 {
-	int due = !a->written || now - a->renewed >= a->s->fence_renew * 1000;
 	int st = read_own(a), w = -1;
-
+	/* a Lease gone (404) is written again now: until then the watcher sees no agent */
+	int due = !a->written || now - a->renewed >= a->s->fence_renew * 1000 || st == 404;
 	char req[sizeof a->request];
 
 	*requested = st == 200 && ann_get(a->own.anns, a->own.annlen, FENCE_ANN_REQUEST, req, sizeof req);
@@ -391,8 +389,10 @@ static int lease_check(struct agent *a, int64_t now, int *requested)
 	}
 	if (st == 200 && !*requested)
 		a->request[0] = '\0';
+	/* the read is what the watcher sees of the agent: a failed one is a failed check, whatever
+	 * else answers (a /readyz that answers while Lease requests fail would never fence) */
 	if (!due)
-		return 1;
+		return st == 200;
 	for (int tries = 0; tries < 2 && (st == 200 || st == 404); tries++) {
 		if ((w = write_own(a, NULL)) != 409)
 			break;
@@ -410,14 +410,43 @@ static int lease_check(struct agent *a, int64_t now, int *requested)
 	return 1;
 }
 
-/* Lists the fence Leases (peers), at start and every 5 minutes while the API server is reached. */
+/* A stop before any fence: our Lease deleted, so that the watcher sees no agent rather than an
+ * armed one gone silent, whose node it would taint S after its request although nothing fenced.
+ * Read first for its resourceVersion (the DELETE's precondition: a Lease changed since is left);
+ * left too when it carries a fence request: the watcher is counting S on it. One try each, 2 s. */
+static void lease_delete(struct agent *a)
+{
+	char lp[sizeof a->path + LEASE_NAME_MAX + 2], req[sizeof a->request], body[NODE_RV_MAX + 128];
+	struct json_buf b;
+	int st = read_own(a);
+
+	if (st != 200 || ann_get(a->own.anns, a->own.annlen, FENCE_ANN_REQUEST, req, sizeof req)) {
+		say("Lease %s/%s left in place: %s", a->s->fence_namespace, a->lease, st == 404 ? "it is gone already" :
+		    st == 200 ? "it carries a fence request" : a->said);
+		return;
+	}
+	json_buf_init(&b, body, sizeof body);
+	json_raw(&b, "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"preconditions\":{\"resourceVersion\":");
+	json_str(&b, a->own.rv);
+	json_raw(&b, "}}");
+	snprintf(lp, sizeof lp, "%s/%s", a->path, a->lease);
+	st = json_buf_end(&b) < 0 ? -1 : kube_call_within(&a->kc, API_MS, "deleting the fence Lease", "DELETE", lp, body,
+	    strlen(body), NULL, 0);
+	if (kube_done(st))
+		say("Deleted lease %s/%s: the watcher sees no agent on this node", a->s->fence_namespace, a->lease);
+	else
+		say("Deleting lease %s/%s failed (%s): left in place", a->s->fence_namespace, a->lease,
+		    st == 409 ? "it changed since read" : kube_error(&a->kc));
+}
+
+/* Lists the fence Leases (peers) while the API server is reached, when fence_list_due says. */
 static void list_peers(struct agent *a, int64_t now)
 {
 	char lp[sizeof a->path + 128];
 	struct list_ctx l = { a, { .why = "" } };
 	int st, before = a->npeers;
 
-	if (a->listed >= 0 && now - a->listed < LIST_EVERY_MS)
+	if (!fence_list_due(&a->st, now))
 		return;
 	snprintf(lp, sizeof lp, "%s?labelSelector=" FENCE_LABEL_KEY "%%3D" FENCE_LABEL_VALUE "&limit=%d", a->path, LIST_LIMIT);
 	st = kube_call_within(&a->kc, API_MS, "listing the fence Leases", "GET", lp, NULL, 0, a->list, LIST_MAX);
@@ -438,8 +467,9 @@ static void list_peers(struct agent *a, int64_t now)
 		return;
 	}
 	a->list_failing = 0;
-	a->listed = now;
-	if (a->npeers != before || a->sh.peers == 0)
+	/* recorded only when read whole: a list that failed halfway never counts fewer peers */
+	fence_listed(&a->st, a->npeers, now);
+	if (a->npeers != before || a->st.lists == 1)
 		say("Peers: %d other fence agents in namespace %s%s", a->npeers, a->s->fence_namespace,
 		    a->npeers == PEERS_MAX ? " (at most 256 are asked)" : "");
 	pthread_mutex_lock(&a->lock);
@@ -712,7 +742,7 @@ static void say_phase(struct agent *a, enum fence_phase was, const struct fence_
 		    was == FENCE_HEALTHY ? "" : ": carrying on");
 		break;
 	case FENCE_KUBELET:
-		say("Kubelet unhealthy (%s: %s%d); fencing once unhealthy for %llds, or at once on a fence request",
+		say("Kubelet unhealthy (%s: %s%.0d); fencing once unhealthy for %llds, or at once on a fence request",
 		    a->kubelet_url, a->kubelet_status ? "HTTP " : "no answer", a->kubelet_status, (long long)a->s->fence_after);
 		break;
 	case FENCE_CUT:
@@ -725,7 +755,7 @@ static void say_phase(struct agent *a, enum fence_phase was, const struct fence_
 		break;
 	case FENCE_OUTAGE:
 		say("%d of %d peers cannot reach the API server either: a control-plane outage, carrying on", ans ? ans->api_down : 0,
-		    a->npeers);
+		    fence_peers(&a->st, &a->cfg) > a->npeers ? fence_peers(&a->st, &a->cfg) : a->npeers);
 		break;
 	case FENCE_FENCED:
 		break;
@@ -740,18 +770,12 @@ static void check(struct agent *a)
 	struct fence_obs o = { 0, FENCE_KUBELET_OFF, 0 };
 	struct fence_answers ans, *ap = NULL;
 	enum fence_do d;
-	int st;
 
 	pet(a);
 	pthread_mutex_lock(&a->lock);
 	a->sh.checked = now;
 	pthread_mutex_unlock(&a->lock);
-	st = kube_call_within(&a->kc, API_MS, "GET /readyz", "GET", "/readyz", NULL, 0, NULL, 0);
-	pet(a);
-	if (st == 200)
-		o.api = lease_check(a, now, &o.requested);
-	else
-		snprintf(a->said, sizeof a->said, "%s", kube_error(&a->kc));
+	o.api = lease_check(a, now, &o.requested);
 	share(a, set_api, o.api);
 	if (a->kubelet_on) {
 		peer_run(&a->kubelet, 1, clock_ms() + KUBELET_MS);
@@ -822,8 +846,7 @@ static int prepare(struct agent *a, const struct kube_target *t, char *err, size
 	if (strcmp(a->action, "watchdog") == 0 && watchdog_open(a, err, errlen) < 0)
 		return -1;
 	a->safe = fence_safe_seconds(s->fence_renew, s->fence_after, s->fence_isolated_after, a->action_s);
-	a->cfg = (struct fence_config){ s->fence_after * 1000, s->fence_isolated_after * 1000 };
-	a->listed = -1;
+	a->cfg = (struct fence_config){ s->fence_after * 1000, s->fence_isolated_after * 1000, a->safe * 1000 };
 	if (kubelet_url(a, err, errlen) < 0)
 		return -1;
 	if (!(a->list = malloc(LIST_MAX)))
@@ -878,6 +901,10 @@ int fence_run(const struct settings *s, const struct kube_target *t, const char 
 		if (write(a->wd, "V", 1) != 1)
 			say("Watchdog %s: the magic close failed (%s): it stays armed", s->fence_watchdog, strerror(errno));
 		close(a->wd);
+	}
+	if (a->written && !a->sh.fenced) {
+		*a->cut = 0;   /* the signal cut the request in flight; the deletion gets its own (a second cuts it) */
+		lease_delete(a);
 	}
 	say("noderecover fence agent stopping on a signal%s", a->sh.fenced ? " (it had fenced)" : "");
 	return 0;

@@ -6,7 +6,8 @@
 
 void fence_start(struct fence_state *st, int64_t now)
 {
-	*st = (struct fence_state){ FENCE_HEALTHY, FENCE_NO_REASON, now, -1, -1, 0, -1, -1 };
+	*st = (struct fence_state){ .phase = FENCE_HEALTHY, .reason = FENCE_NO_REASON, .started = now, .api_down = -1,
+	    .kubelet_down = -1, .asking = -1, .heard = -1 };
 }
 
 static enum fence_do fence(struct fence_state *st, enum fence_reason why)
@@ -64,7 +65,8 @@ enum fence_do fence_answers(struct fence_state *st, const struct fence_config *c
 	if (a->requested > 0)
 		return fence(st, FENCE_PEER_REQUESTED);
 	/* more than half of all known peers, answering or not, cut off as well: the control plane */
-	if (a->known > 0 && 2 * a->api_down > a->known) {
+	int known = fence_peers(st, c) > a->known ? fence_peers(st, c) : a->known;
+	if (known > 0 && 2 * a->api_down > known) {
 		st->phase = FENCE_OUTAGE;
 		st->heard = now;
 		return FENCE_CARRY_ON;
@@ -81,6 +83,40 @@ enum fence_do fence_answers(struct fence_state *st, const struct fence_config *c
 	if (now - (st->heard > st->asking ? st->heard : st->asking) >= c->isolated_after)
 		return fence(st, FENCE_ISOLATED);
 	return FENCE_CARRY_ON;
+}
+
+void fence_listed(struct fence_state *st, int count, int64_t now)
+{
+	int i = st->lists++ % FENCE_LISTS;
+
+	st->list_at[i] = now;
+	st->list_count[i] = count;
+}
+
+int fence_peers(const struct fence_state *st, const struct fence_config *c)
+{
+	int n = st->lists < FENCE_LISTS ? st->lists : FENCE_LISTS, best = 0;
+	int64_t newest;
+
+	if (n == 0)
+		return 0;
+	newest = st->list_at[(st->lists - 1) % FENCE_LISTS];
+	for (int i = 0; i < n; i++)
+		if (newest - st->list_at[i] <= c->safe && st->list_count[i] > best)
+			best = st->list_count[i];
+	return best;
+}
+
+int fence_list_due(const struct fence_state *st, int64_t now)
+{
+	int last, before;
+
+	if (st->lists == 0)
+		return 1;
+	last = st->list_count[(st->lists - 1) % FENCE_LISTS];
+	before = st->lists > 1 ? st->list_count[(st->lists - 2) % FENCE_LISTS] : last;
+	return now - st->list_at[(st->lists - 1) % FENCE_LISTS] >=
+	    (now - st->started < FENCE_NEW || last == 0 || last < before ? FENCE_LIST_FAST : FENCE_LIST_SLOW);
 }
 
 const char *fence_phase_name(enum fence_phase p)

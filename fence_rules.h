@@ -13,6 +13,10 @@
 #define FENCE_MARGIN 5           /* seconds of S beyond the rest: checks every 2 s, the peers' deadline */
 #define FENCE_REBOOT_BOUND 10    /* seconds: reboot's action bound (sync's deadline) */
 #define FENCE_KUBELET_BAD_CHECKS 2 /* a request is served on a kubelet unhealthy this many checks in a row */
+#define FENCE_LISTS 16           /* the last peer lists kept: 8 minutes of lists at the fast pace */
+#define FENCE_LIST_FAST 30000    /* ms: the peers listed this often while the agent is new or they shrank */
+#define FENCE_LIST_SLOW 300000   /* ms: otherwise this often (one list of at most 300 small Leases) */
+#define FENCE_NEW 300000         /* ms: an agent this young lists at the fast pace (a rollout's first agents) */
 
 /* Where the agent stands, as of its last check. */
 enum fence_phase {
@@ -42,9 +46,9 @@ enum fence_reason {
 
 enum fence_kubelet { FENCE_KUBELET_OFF, FENCE_KUBELET_OK, FENCE_KUBELET_BAD };
 
-/* The settings the rules use, in milliseconds. */
+/* The settings the rules use, in milliseconds (safe: S). */
 struct fence_config {
-	int64_t fence_after, isolated_after;
+	int64_t fence_after, isolated_after, safe;
 };
 
 /* The agent's memory between checks; times are monotonic ms, -1: not so. Set by fence_start. */
@@ -58,18 +62,23 @@ struct fence_state {
 	int64_t asking;            /* since when it has asked its peers */
 	int64_t heard;             /* the last answer that let it carry on (an outage, or a peer that reaches
 	                              the API server and saw no request), since asking began */
+	/* the last successful peer lists, a ring (fence_listed): when, and how many peers each found */
+	int64_t list_at[FENCE_LISTS];
+	int list_count[FENCE_LISTS];
+	int lists;                 /* lists recorded, ever */
 };
 
 /* One check's observation. */
 struct fence_obs {
-	int api;                   /* /readyz answered ok, and the renewal, when due, succeeded */
+	int api;                   /* its own Lease read (200), and written when due (or missing): what the
+	                              watcher sees of it */
 	enum fence_kubelet kubelet;
 	int requested;             /* its own Lease, read this check, carries a fence request (api only) */
 };
 
 /* The peers' answers to one round of asking (answers with a bad signature are not counted). */
 struct fence_answers {
-	int known;                 /* peers known (other agents' Leases with an address) */
+	int known;                 /* peers asked: the last list's (other agents' Leases with an address) */
 	int answered;              /* that answered with a valid signature */
 	int api_down;              /* said they cannot reach the API server */
 	int healthy;               /* said they reach it and saw no request for this node */
@@ -85,6 +94,22 @@ enum fence_do fence_check(struct fence_state *st, const struct fence_config *c, 
 /* After FENCE_ASK_PEERS: their answers, now: FENCE_CARRY_ON or FENCE_FENCE. */
 enum fence_do fence_answers(struct fence_state *st, const struct fence_config *c, const struct fence_answers *a,
     int64_t now);
+
+/*
+ * Peers, for the majority. A list's count is recorded only when the whole list was read (a
+ * list that failed halfway records nothing). fence_answers counts "more than half" of
+ * fence_peers: the largest count of the lists made within S of the newest (and never fewer
+ * than those asked), so that a list that shrank, because peers were cut off with this one or a
+ * rollout removed Leases for a moment, never lets a smaller partitioned set pass as a majority
+ * before S has passed, by when the watcher has seen the same. Relative to the newest list, not
+ * to now: an agent cut off lists no more, and its last list is up to FENCE_LIST_SLOW old.
+ */
+void fence_listed(struct fence_state *st, int count, int64_t now);
+int fence_peers(const struct fence_state *st, const struct fence_config *c);
+/* Whether a list is due at now: never listed, or FENCE_LIST_FAST since the last while the agent
+ * is younger than FENCE_NEW or the last list found none or fewer than the one before it, else
+ * FENCE_LIST_SLOW. A failed list is not recorded: it is due again at the next check. */
+int fence_list_due(const struct fence_state *st, int64_t now);
 
 /* The phase's and the reason's names, for the log and the metrics ("healthy", "kubelet", ...). */
 const char *fence_phase_name(enum fence_phase p);

@@ -5,10 +5,10 @@
  * the walker reads them: json_node_facts, the Status, the Lease and the reviews. The grammar and
  * the decoding of the strings it checked are json_scan.c's, the NodeList's layout json_list.c's,
  * the writer json_write.c's.
- * Nothing here allocates, does I/O or decides anything about a node. One pool: one reader at a time.
+ * Nothing here allocates, does I/O or decides anything about a node. One pool a thread: the loop,
+ * the election's thread and the fence agent's listener each read their own answers at once.
  */
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
@@ -21,7 +21,10 @@
 #include "json.h"
 #include "text.h"
 
-static jsmntok_t pool[JSON_TOKENS];
+/* Thread-local: the election's thread reads its Lease while the loop reads a node; one shared pool
+ * let each overwrite the other's tokens mid-read. Only the pages a thread touches are resident. */
+static _Thread_local jsmntok_t pool[JSON_TOKENS];
+_Static_assert(sizeof pool == JSON_POOL_BYTES, "JSON_POOL_BYTES is one thread's pool");
 
 /* ---- The token walker ---- */
 
@@ -370,32 +373,27 @@ static int object_doc(struct doc *d, const char *body, size_t len, const char *n
 	return tokenize(d, body + b, len - b, b, name);
 }
 
-/* A Status's reason and message, decoded as sent: the caller makes them fit for a log line (kube_clean).
- * Any thread may call it (kube.c does, for every refusal): the pool is held while it reads. */
+/* A Status's reason and message, decoded as sent: the caller makes them fit for a log line (kube_clean). */
 int json_status(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
 {
 	static const struct name names[] = { NAME_LIT("reason"), NAME_LIT("message") };
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	char why[160];
 	struct doc d = { .why = why, .whylen = sizeof why };
-	int at[2], r = -1;
+	int at[2];
 
 	if (rlen)
 		reason[0] = '\0';
 	if (mlen)
 		msg[0] = '\0';
-	pthread_mutex_lock(&lock);
-	if (object_doc(&d, body, len, "the Status") == 0) {
-		/* Duplicates only blur a log line here, so take the first rather than lose the text. */
-		lookup(&d, 0, names, 2, at, 1, "", -1);
-		if (at[0] >= 0 && pool[at[0]].type == JSMN_STRING)
-			json_str_log(d.js + pool[at[0]].start, (size_t)(pool[at[0]].end - pool[at[0]].start), reason, rlen);
-		if (at[1] >= 0 && pool[at[1]].type == JSMN_STRING)
-			json_str_log(d.js + pool[at[1]].start, (size_t)(pool[at[1]].end - pool[at[1]].start), msg, mlen);
-		r = 0;
-	}
-	pthread_mutex_unlock(&lock);
-	return r;
+	if (object_doc(&d, body, len, "the Status") < 0)
+		return -1;
+	/* Duplicates only blur a log line here, so take the first rather than lose the text. */
+	lookup(&d, 0, names, 2, at, 1, "", -1);
+	if (at[0] >= 0 && pool[at[0]].type == JSMN_STRING)
+		json_str_log(d.js + pool[at[0]].start, (size_t)(pool[at[0]].end - pool[at[0]].start), reason, rlen);
+	if (at[1] >= 0 && pool[at[1]].type == JSMN_STRING)
+		json_str_log(d.js + pool[at[1]].start, (size_t)(pool[at[1]].end - pool[at[1]].start), msg, mlen);
+	return 0;
 }
 
 /* A string member of a Lease at token i (-1: absent) into out: absent or null is "". */
@@ -524,6 +522,48 @@ static int required(struct doc *d, const char *body, size_t len, const char *nam
 	for (int i = 0; at < 0 && i < n; i++)
 		snprintf(w + strlen(w), sizeof w - strlen(w), "%s%s", i ? "." : "", path[i]);
 	return at >= 0 ? at : text_fail(d->why, d->whylen, "%s has no %s", name, w);
+}
+
+/* A fence Lease's name, resourceVersion and the agent's annotations, for the watcher. */
+int json_fence(const char *body, size_t len, struct json_fence *f, char *why, size_t whylen)
+{
+	static const char *const top[] = { "metadata" };
+	static const struct name meta[] = { NAME_LIT("name"), NAME_LIT("resourceVersion"), NAME_LIT("annotations") };
+	static const struct name ann[] = { NAME_LIT(JSON_FENCE_SAFE), NAME_LIT(JSON_FENCE_FENCING), NAME_LIT(JSON_FENCE_REQUEST),
+		NAME_LIT(JSON_FENCE_ACTION) };
+	struct doc d = { .why = why, .whylen = whylen };
+	int md, m[3], a[4] = { -1, -1, -1, -1 };
+	char safe[24], action[16];
+	int64_t x;
+
+	memset(f, 0, sizeof *f);
+	f->safe = -1;
+	if ((md = required(&d, body, len, "the Lease", top, 1)) < 0)
+		return -1;
+	if (pool[md].type != JSMN_OBJECT)
+		return fail_type(&d, md, '{', "metadata", -1, NULL);
+	if (lookup(&d, md, meta, 3, m, 0, "metadata", -1) < 0 ||
+	    lease_str(&d, m[0], "metadata.name", f->name, sizeof f->name) < 0 ||
+	    lease_str(&d, m[1], "metadata.resourceVersion", f->rv, sizeof f->rv) < 0)
+		return -1;
+	if (!f->rv[0])
+		return text_fail(why, whylen, "metadata.resourceVersion is missing or empty");
+	if (m[2] >= 0 && !is_null(&d, m[2])) {
+		if (pool[m[2]].type != JSMN_OBJECT)
+			return fail_type(&d, m[2], '{', "metadata.annotations", -1, NULL);
+		if (lookup(&d, m[2], ann, 4, a, 0, "metadata.annotations", -1) < 0)
+			return -1;
+	}
+	f->fencing = a[1] >= 0;
+	f->request = a[2] >= 0;
+	f->watchdog = a[3] >= 0 && pool[a[3]].type == JSMN_STRING &&
+	    lease_str(&d, a[3], JSON_FENCE_ACTION, action, sizeof action) == 0 && strcmp(action, "watchdog") == 0;
+	/* a safe time that cannot be read is the watcher's to refuse, not a Lease that cannot be read */
+	if (a[0] >= 0 && pool[a[0]].type == JSMN_STRING &&
+	    lease_str(&d, a[0], JSON_FENCE_SAFE, safe, sizeof safe) == 0 &&
+	    text_decimal(safe, strlen(safe), 2147483647L, &x) == 0 && x > 0)
+		f->safe = (long)x;
+	return 0;
 }
 
 /* Whether token i is the literal true (1), false (0), or neither (-1). */

@@ -40,10 +40,14 @@ int json_item_string(const struct json_item *it, enum json_member j, char *out, 
  * Ready's status other than True, False, Unknown is NODE_READY_NONE; a lastTransitionTime that
  * is absent, null or not RFC 3339 is ready_since -1. On -1, f->name holds the name when it
  * could be read, else "".
- * The token pool (JSON_TOKENS * 20 bytes) is static, in json.c: one reader at a time. Only the
+ * The token pool (JSON_TOKENS * 20 bytes) is json.c's, one for each thread. Only the
  * pages a node's largest member needs are touched (a k3s node: under 100 tokens).
  */
 #define JSON_TOKENS 16384
+/* The bytes of one thread's token pool (a jsmntok_t with parent links is five ints). glibc counts
+ * a thread's thread-local storage in its stack size (the sanitizer build links glibc), so every
+ * thread we start asks for this much more; only the pages it touches are resident. */
+#define JSON_POOL_BYTES (JSON_TOKENS * 5 * 4)
 int json_node_facts(const struct json_item *it, const struct node_keys *k, struct node_facts *f,
     char *why, size_t whylen);
 
@@ -82,6 +86,29 @@ struct json_lease {
  * Lease that cannot be read is never taken over nor renewed. Uses json.c's token pool.
  */
 int json_lease(const char *body, size_t len, struct json_lease *l, char *why, size_t whylen);
+
+/*
+ * What the watcher reads of a node's fence Lease (docs/fence.md): its name, resourceVersion and
+ * the agent's annotations. Another host's times are never read as times.
+ */
+#define JSON_FENCE_SAFE "noderecover.io/fence-safe-seconds"
+#define JSON_FENCE_FENCING "noderecover.io/fencing"
+#define JSON_FENCE_REQUEST "noderecover.io/fence-request"
+#define JSON_FENCE_ACTION "noderecover.io/fence-action"
+struct json_fence {
+	char name[NODE_NAME_MAX + 1];   /* metadata.name ("" when absent) */
+	char rv[NODE_RV_MAX + 1];
+	long safe;                      /* fence-safe-seconds: whole seconds from 1; -1 missing or unreadable */
+	int fencing, request;           /* the annotation is there */
+	int watchdog;                   /* fence-action is "watchdog": its silence is a fence (fencewait.h) */
+};
+/*
+ * Reads a fence Lease from body[0..len) into *f. Returns 0, or -1 with one line in why: the body
+ * is not one valid JSON object, metadata or its annotations are not objects, metadata.name or
+ * metadata.resourceVersion is not a string or too long, the resourceVersion is missing, or a
+ * member read appears twice. Uses json.c's token pool.
+ */
+int json_fence(const char *body, size_t len, struct json_fence *f, char *why, size_t whylen);
 
 /*
  * Reads the answer to a SelfSubjectAccessReview: *allowed is 1 when status.allowed is true, 0

@@ -381,7 +381,8 @@ static int call_bounded(struct kube *k, const struct http_bounds *b, const char 
 
 	if ((size_t)snprintf(full, sizeof full, "%s%s", k->prefix, path) >= sizeof full)
 		return TEXT_FAIL(k, "%s: path too long", what);
-	if (request(k, method, full, body ? "application/json" : NULL, body, len, b, KUBE_RETRIES, &r) < 0)
+	if (request(k, method, full, !body ? NULL : strcmp(method, "PATCH") ? "application/json" : "application/json-patch+json",
+	    body, len, b, KUBE_RETRIES, &r) < 0)
 		return prefix_reason(k, what);
 	if (!kube_done(r.status)) {
 		refusal_reason(k, what, &r);

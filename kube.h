@@ -154,7 +154,7 @@ void kube_observe(struct kube *k, kube_observe_fn fn, void *ctx);
 /*
  * One request about something other than a node (a Lease, an Event, an access review), with
  * the node calls' credentials, retries and deadlines. path: from /api or /apis on (the server
- * URL's own path is put in front); body: JSON or NULL. The response body, when out is not NULL,
+ * URL's own path is put in front); body: JSON or NULL (a PATCH's: a JSON patch). The response body, when out is not NULL,
  * is read into out (at most cap - 1 bytes and a NUL; a longer one fails the call). Returns the
  * HTTP status, or -1 with kube_error() saying why; a status outside 2xx also leaves the status
  * and the server's reason, made safe for a log line, in kube_error(). what: a few words for

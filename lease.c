@@ -218,7 +218,7 @@ enum lease_result lease_try(struct lease *l, int64_t mono_ms, int64_t wall_sec, 
 
 int lease_held(const struct lease *l, int64_t mono_ms)
 {
-	return l->leader && mono_ms - l->renewed_ms < LEASE_RENEW_DEADLINE * 1000;
+	return lease_term_holds(l->leader, l->renewed_ms, mono_ms);
 }
 
 const char *lease_holder(const struct lease *l)
@@ -263,4 +263,84 @@ enum lease_result lease_release(struct lease *l, int64_t wall_sec, long wall_use
 const char *lease_error(const struct lease *l)
 {
 	return l->err;
+}
+
+/* The path of node's fence Lease in ns (node NULL: the list of them all), or -1 when it does not fit. */
+static int fence_path(char *out, size_t cap, const char *ns, const char *node)
+{
+	return (size_t)snprintf(out, cap, "/apis/coordination.k8s.io/v1/namespaces/%s/leases%s%s", ns,
+	    node ? "/" LEASE_FENCE_PREFIX : "?labelSelector=app.kubernetes.io%2Fcomponent%3Dfence-agent",
+	    node ? node : "") < cap ? 0 : -1;
+}
+
+enum fencewait_got lease_fence(struct kube *k, const char *ns, const char *node, const char *rv,
+    const char *request, char *answer, size_t cap, struct json_fence *f, char *why, size_t whylen)
+{
+	char path[LEASE_NAMESPACE_MAX + LEASE_NAME_MAX + 64], what[LEASE_NAME_MAX + 48], body[512];
+	struct json_buf b;
+	int st;
+
+	if (strlen(node) > LEASE_NAME_MAX - strlen(LEASE_FENCE_PREFIX) || fence_path(path, sizeof path, ns, node) < 0)
+		return FENCEWAIT_GOT_NONE;   /* a name that long cannot be armed (docs/fence.md) */
+	snprintf(what, sizeof what, "%s the fence Lease of %s", rv ? request ? "Requesting on" : "Removing the request from" : "Reading", node);
+	if (rv) {
+		json_buf_init(&b, body, sizeof body);
+		json_raw(&b, "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":");
+		json_str(&b, rv);
+		json_raw(&b, request ? "},{\"op\":\"add\",\"path\":\"/metadata/annotations/noderecover.io~1fence-request\",\"value\":\""
+		    : "},{\"op\":\"remove\",\"path\":\"/metadata/annotations/noderecover.io~1fence-request\"}]");
+		if (request) {
+			json_raw(&b, request);   /* a MicroTime of ours */
+			json_raw(&b, "\"}]");
+		}
+		if (json_buf_end(&b) < 0)
+			return FENCEWAIT_GOT_FAILED;
+	}
+	st = kube_call(k, what, rv ? "PATCH" : "GET", path, rv ? body : NULL, rv ? strlen(body) : 0, answer, cap);
+	if (st == 404)
+		return FENCEWAIT_GOT_NONE;
+	if (st == 403)
+		return FENCEWAIT_GOT_FORBIDDEN;
+	if (!kube_done(st))
+		return FENCEWAIT_GOT_FAILED;
+	return json_fence(answer, strlen(answer), f, why, whylen) < 0 ? FENCEWAIT_GOT_UNREADABLE : FENCEWAIT_GOT_LEASE;
+}
+
+struct fence_list {
+	void (*fn)(void *ctx, const struct json_fence *f, const char *node);
+	void *ctx;
+};
+
+static int fence_item(void *ctx, const struct json_item *it)
+{
+	struct fence_list *fl = ctx;
+	struct json_fence f;
+	char why[8];
+	size_t n = strlen(LEASE_FENCE_PREFIX);
+
+	memset(&f, 0, sizeof f);
+	if (!it->p || json_fence(it->p, it->len, &f, why, sizeof why) < 0)
+		f.safe = -1;
+	fl->fn(fl->ctx, &f, strncmp(f.name, LEASE_FENCE_PREFIX, n) == 0 ? f.name + n : "");
+	return 0;
+}
+
+int lease_fence_list(struct kube *k, const char *ns, char *body, size_t cap,
+    void (*fn)(void *ctx, const struct json_fence *f, const char *node), void *ctx, char *why, size_t whylen)
+{
+	static char item[LEASE_ANSWER_MAX];
+	char path[LEASE_NAMESPACE_MAX + 128];
+	struct fence_list fl = { fn, ctx };
+	struct json_list l;
+	int st;
+
+	if (fence_path(path, sizeof path, ns, NULL) < 0)
+		return text_fail(why, whylen, "the fence Leases' path does not fit");
+	st = kube_call(k, "listing the fence Leases", "GET", path, NULL, 0, body, cap);
+	if (!kube_done(st))
+		return text_fail(why, whylen, "%s", kube_error(k));
+	json_list_init(&l, item, sizeof item, NULL, fence_item, &fl);
+	if (json_list_feed(&l, body, strlen(body)) < 0 || json_list_end(&l) < 0)
+		return text_fail(why, whylen, "the fence Leases' list cannot be read: %s", l.err);
+	return 0;
 }

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "fencewait.h"
 #include "json.h"
 #include "kube.h"
 
@@ -116,9 +117,18 @@ enum lease_result {
 enum lease_result lease_try(struct lease *l, int64_t mono_ms, int64_t wall_sec, long wall_usec);
 
 /*
- * Whether we may write now: we are the leader and our last renewal was sent less than
- * LEASE_RENEW_DEADLINE ago by our monotonic clock. Checked before every patch and delete.
+ * The one rule of a term: a replica that is the leader may write at mono_ms while its last
+ * renewal was sent less than LEASE_RENEW_DEADLINE before, by its monotonic clock. Another
+ * replica takes over only after LEASE_DURATION (15 s) without a change by its own clock, so the
+ * 5 s between them is the room for clocks that run at different rates (up to 1.5 times) and
+ * for a write already on its way.
  */
+static inline int lease_term_holds(int leader, int64_t renewed_ms, int64_t mono_ms)
+{
+	return leader && mono_ms - renewed_ms < LEASE_RENEW_DEADLINE * 1000L;
+}
+
+/* Whether we may write now (lease_term_holds on what lease_try last did). */
 int lease_held(const struct lease *l, int64_t mono_ms);
 
 /* The holder of the record last read ("" for none, or nothing read yet). */
@@ -134,5 +144,29 @@ const char *lease_holder(const struct lease *l);
 enum lease_result lease_release(struct lease *l, int64_t wall_sec, long wall_usec);
 
 const char *lease_error(const struct lease *l);
+
+/*
+ * The fence Leases (docs/fence.md), as the watcher reads and writes them: node's Lease
+ * LEASE_FENCE_PREFIX NODE in namespace ns, read into *f with answer[0..cap) as the buffer.
+ * rv NULL: a GET. Otherwise one JSON patch whose first operation tests rv: request (a
+ * MicroTime) adds the request annotation, NULL removes it (rv may point into *f, which is
+ * written only once the answer is in). Returns FENCEWAIT_GOT_LEASE with *f
+ * (the Lease as read, or as the write left it), _NONE for 404 (or a node name too long to be
+ * armed), _FORBIDDEN for 403, _UNREADABLE (why says why) for an answer that is no Lease, or
+ * _FAILED (kube_error says why; a write whose test failed included).
+ */
+#define LEASE_FENCE_PREFIX "noderecover-fence-"
+#define LEASE_FENCE_LABEL "app.kubernetes.io/component=fence-agent"
+enum fencewait_got lease_fence(struct kube *k, const char *ns, const char *node, const char *rv,
+    const char *request, char *answer, size_t cap, struct json_fence *f, char *why, size_t whylen);
+
+/*
+ * Every fence Lease in ns (the label selector LEASE_FENCE_LABEL), one request read into
+ * body[0..cap): fn(ctx, f, node) for each, node the node it is for ("" when its name is not
+ * LEASE_FENCE_PREFIX NODE); f->safe is -1 for one that cannot be read. Returns 0, or -1 with
+ * one line in why (the request's failure, its status among it, or a list that cannot be read).
+ */
+int lease_fence_list(struct kube *k, const char *ns, char *body, size_t cap,
+    void (*fn)(void *ctx, const struct json_fence *f, const char *node), void *ctx, char *why, size_t whylen);
 
 #endif

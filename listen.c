@@ -17,14 +17,15 @@
 #include <string.h>
 #include <unistd.h>
 #include "clock.h"
+#include "json.h"
 #include "listen.h"
 #include "metrics.h"
 #include "text.h"
 
 #define ACCEPT_BURST 64          /* connections taken from the backlog per round */
 #define SNDBUF (64 * 1024)       /* a whole response fits the socket at once: no write waits */
-#define STACK (64 * 1024)        /* the thread's stack: poll, one snprintf, no recursion */
-#define ROUTE_STACK (256 * 1024) /* with a route: an API request (kube.c's buffers, a TLS handshake) */
+#define STACK (64 * 1024 + JSON_POOL_BYTES) /* the thread's stack: poll, one snprintf, no recursion */
+#define ROUTE_STACK (256 * 1024 + JSON_POOL_BYTES) /* with a route: an API request (kube.c's buffers, a TLS handshake) */
 /* A new connection is never evicted before it has had this long to send its request: else a
  * flood of connections could evict a scraper between its accept and its first bytes. Full
  * slots none of which is that old leave new connections in the kernel's backlog meanwhile. */

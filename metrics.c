@@ -44,6 +44,8 @@ struct state {
 	uint64_t actions[METRICS_KINDS][METRICS_RESULTS];
 	long nodes[METRICS_READIES], etcd_ready;
 	int storm, leader;
+	long fence_waiting;
+	uint64_t fence_requests;
 	struct metrics_tainted tainted[METRICS_TAINTED_MAX];
 	int ntainted;
 	long tainted_total;
@@ -154,6 +156,20 @@ void metrics_storm(int holding)
 {
 	pthread_mutex_lock(&lock);
 	st.storm = holding != 0;
+	pthread_mutex_unlock(&lock);
+}
+
+void metrics_fence_waiting(long nodes)
+{
+	pthread_mutex_lock(&lock);
+	st.fence_waiting = nodes;
+	pthread_mutex_unlock(&lock);
+}
+
+void metrics_fence_requested(void)
+{
+	pthread_mutex_lock(&lock);
+	st.fence_requests++;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -392,6 +408,9 @@ int metrics_render(int64_t now_s, char *buf, size_t cap)
 		out_printf(&o, "\"} %lld\n", (long long)s.tainted[i].since);
 	}
 	gauge(&o, "storm_guard_engaged", "1 while the storm guard holds new taints and deletes back (engaged or cooling down), else 0.", s.storm);
+	gauge(&o, "fence_waiting_nodes", "Nodes the last pass left waiting on their fence agent.", s.fence_waiting);
+	head(&o, "fence_requests_total", "counter", "Fence requests written on agents' Leases.");
+	out_printf(&o, "noderecover_fence_requests_total %llu\n", (unsigned long long)s.fence_requests);
 
 	head(&o, "api_requests_total", "counter", "API requests by method and HTTP status (error: no answer; other: a status not listed), retries included.");
 	for (size_t m = 0; m < METHODS; m++)

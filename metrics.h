@@ -80,6 +80,10 @@ void metrics_tainted(const struct metrics_tainted *oldest, int n, long total);
 void metrics_tainted_add(struct metrics_tainted *oldest, int *n, const char *node, int64_t since);
 /* Whether the storm guard holds new taints and deletes back (engaged or cooling down). */
 void metrics_storm(int holding);
+/* The fence (docs/fence.md): nodes the last pass left waiting on their agent's fence (requested
+ * and counting, unreadable, or none under --fence=require), and one more request written. */
+void metrics_fence_waiting(long nodes);
+void metrics_fence_requested(void);
 /* The watch (issue: following instead of polling). */
 enum metrics_watch_event { METRICS_ADDED, METRICS_MODIFIED, METRICS_DELETED, METRICS_BOOKMARK, METRICS_ERROR,
 	METRICS_WATCH_EVENTS };

@@ -102,7 +102,7 @@ static const char *from_environment(const char *name)
 static void say_start(const struct settings *s, const struct kube_target *t)
 {
 	const struct settings_row *self = settings_find("--self-node");
-	char prune[400], storm[128], lim[32], watching[64] = "", unknown[128];
+	char prune[400], storm[128], lim[32], watching[64] = "", unknown[128], fence[256];
 
 	snprintf(unknown, sizeof unknown, "unknown (set %s from %s)", self->env, self->pod_value);
 	if (settings_pruning(s))
@@ -116,10 +116,15 @@ static void say_start(const struct settings *s, const struct kube_target *t)
 	else
 		snprintf(storm, sizeof storm, "storm guard above %s Unknown (cooldown %llds)",
 		    pass_limit_text(s, lim, sizeof lim), (long long)s->storm_cooldown);
-	say("noderecover %s starting%s: taint after %llds, %s, %s, opt-out label %s=true, annotation %s, Events %s, self node %s%s%s, poll %llds%s, page size %ld; cluster %s%s%s from %s, authenticating with %s%s%s",
+	if (s->fence == FENCE_OFF)
+		snprintf(fence, sizeof fence, "fence off%s", s->fence_unplaced ? " (no --fence-namespace outside a pod)" : "");
+	else
+		snprintf(fence, sizeof fence, "fence %s (Leases in namespace %s from %s, safe time at least %llds)",
+		    s->fence == FENCE_REQUIRE ? "require" : "prefer", s->fence_namespace, s->fence_ns_source, (long long)s->fence_min_safe);
+	say("noderecover %s starting%s: taint after %llds, %s, %s, %s, opt-out label %s=true, annotation %s, Events %s, self node %s%s%s, poll %llds%s, page size %ld; cluster %s%s%s from %s, authenticating with %s%s%s",
 	    NODERECOVER_VERSION, s->dry_run == DRY_RUN_CLIENT ? " a dry run (no write is sent)"
 	    : s->dry_run == DRY_RUN_SERVER ? " a server dry run (every write with dryRun=All)" : "",
-	    (long long)s->taint_after, prune, storm, s->exclude_label, s->annotation,
+	    (long long)s->taint_after, prune, storm, fence, s->exclude_label, s->annotation,
 	    !s->events ? "off" : s->dry_run != DRY_RUN_NONE ? "off in a dry run" : "on (namespace " EVENTS_NAMESPACE ")",
 	    s->self_node[0] ? s->self_node : unknown,
 	    s->self_node[0] ? " from " : "", s->self_node[0] ? s->self_source : "",
@@ -149,6 +154,7 @@ static int plan(struct pass_loop *loop)
 	int rc = 1;
 
 	if (pass_plan(loop, plan_row, &pl, &r) == 0) {
+		plan_fence(&pl, loop->kc, loop->s);
 		rc = plan_print(stdout, &pl, &r, loop->s) < 0;
 		if (rc)
 			say("Printing the plan failed (out of memory, or stdout could not be written)");

@@ -26,6 +26,8 @@ static void begin(struct pass_loop *l, struct pass *p)
 	p->nkept = p->overflow = p->unreadable = 0;
 	p->seen = 0;
 	p->due = -1;
+	p->fence_due = INT64_MAX;
+	p->fence_forbidden_said = 0;
 	p->loop = l;
 	p->keys = (struct node_keys){ s->prune_label, s->annotation, s->exclude_label };
 	p->rules = (struct policy_settings){ s->taint_after, s->prune_after, s->self_node };
@@ -66,6 +68,19 @@ static enum metrics_ready ready_metric(enum node_ready r)
 	    : r == NODE_READY_UNKNOWN ? METRICS_READY_UNKNOWN : METRICS_READY_NONE;
 }
 
+/* A node read, with the fence on: its record is kept while it is listed, and once it is Ready
+ * again a request on its agent's Lease comes off (our taint on it says one may be there still,
+ * from before a restart). */
+static void fence_seen(struct fencewait_table *t, const struct node_facts *f)
+{
+	struct fencewait *w = fencewait_find(t, f->name);
+
+	if (w)
+		w->seen = 1;
+	if (f->ready == NODE_READY_TRUE && (w || (f->oos_taint >= 0 && f->our_annotation && (w = fencewait_add(t, f->name)))))
+		fencewait_ready(w);
+}
+
 static int on_node(void *ctx, const struct node_facts *f, const char *why)
 {
 	struct pass *p = ctx;
@@ -88,7 +103,10 @@ static int on_node(void *ctx, const struct node_facts *f, const char *why)
 			p->row(p->row_ctx, &(struct pass_row){ f, NULL, why, 0 });
 		return 0;
 	}
+	if (!p->row && p->loop->s->fence != FENCE_OFF)
+		fence_seen(&p->loop->fence, f);
 	k->f = *f;
+	k->fenced = 0;
 	policy_summary_add(&p->sum, &k->f);
 	p->ready[ready_metric(f->ready)]++;
 	if (f->oos_taint >= 0 && f->our_annotation) {
@@ -126,7 +144,7 @@ enum pass_event {
 	PASS_TAINTED, PASS_CLEARED, PASS_DELETED, PASS_WOULD,
 	PASS_REFUSED, PASS_EXCLUDED,
 	PASS_STORM_ENGAGED, PASS_STORM_COOLING, PASS_STORM_LIFTED,
-	PASS_ACTION_FAILED
+	PASS_ACTION_FAILED, PASS_FENCE_REQUESTED, PASS_FENCE_TAINTED, PASS_FENCE_HELD
 };
 
 /* The Event each line is posted as, after it is said; EVENTS_REASONS: none. */
@@ -137,6 +155,8 @@ static const enum events_reason event_of[] = {
 	[PASS_STORM_ENGAGED] = EVENTS_STORM_ENGAGED, [PASS_STORM_COOLING] = EVENTS_REASONS,
 	[PASS_STORM_LIFTED] = EVENTS_STORM_LIFTED,
 	[PASS_ACTION_FAILED] = EVENTS_REASONS, /* retried next pass; the log says why */
+	[PASS_FENCE_REQUESTED] = EVENTS_FENCE_REQUESTED, [PASS_FENCE_TAINTED] = EVENTS_FENCED_TAINTED,
+	[PASS_FENCE_HELD] = EVENTS_REASONS,    /* a node waiting on its fence: the log and the metrics say so */
 };
 
 /* How the log's JSON form tells each line apart: its level, and the reason when no Event has one. */
@@ -145,6 +165,8 @@ static const struct { const char *level, *reason; } log_of[] = {
 	[PASS_WOULD] = { "info", "DryRun" }, [PASS_REFUSED] = { "warning", NULL }, [PASS_EXCLUDED] = { "warning", NULL },
 	[PASS_STORM_ENGAGED] = { "warning", NULL }, [PASS_STORM_COOLING] = { "warning", "StormGuardCooling" },
 	[PASS_STORM_LIFTED] = { "info", NULL }, [PASS_ACTION_FAILED] = { "error", "ActionFailed" },
+	[PASS_FENCE_REQUESTED] = { "warning", NULL }, [PASS_FENCE_TAINTED] = { "info", NULL },
+	[PASS_FENCE_HELD] = { "warning", "FenceWait" },
 };
 
 /* Counts what became of a decided action, under its kind. */
@@ -355,8 +377,9 @@ static enum acted act_once(struct pass_loop *l, const struct pass_kept *k, int64
 		if (s->dry_run == DRY_RUN_SERVER)
 			say_would(l, k);
 		else if (k->v.action == POLICY_TAINT)
-			report(l, PASS_TAINTED, &k->f, "Tainted %s %s=%s:%s: not reporting for %llds", k->f.name, NODE_TAINT_KEY,
-			    NODE_TAINT_VALUE, NODE_TAINT_EFFECT, (long long)k->v.unknown_for);
+			report(l, k->fenced ? PASS_FENCE_TAINTED : PASS_TAINTED, &k->f, "Tainted %s %s=%s:%s: not reporting for %llds%s",
+			    k->f.name, NODE_TAINT_KEY, NODE_TAINT_VALUE, NODE_TAINT_EFFECT, (long long)k->v.unknown_for,
+			    k->fenced ? "; its fence agent has surely fenced" : "");
 		else if (k->v.action == POLICY_CLEAR)
 			report(l, PASS_CLEARED, &k->f, "Cleared %s: Ready again; out-of-service taint and annotation removed", k->f.name);
 		else
@@ -432,6 +455,148 @@ static enum acted act(struct pass_loop *l, const struct pass *p, struct pass_kep
 	return r;
 }
 
+/* What a node the rules would taint now waits for (docs/fence.md, "The watcher's rule"). */
+enum fenced {
+	FENCED_NO_AGENT,  /* no agent, under prefer: tainted as without the fence */
+	FENCED_SAFE,      /* its agent has surely fenced: tainted */
+	FENCED_WAIT,      /* not now */
+	FENCED_CONFIRM    /* a request to write, which a table that may lag must not decide: a list first */
+};
+
+/* Reads node k's fence Lease into its record w, saying what stands in the way. */
+static void fence_read(struct pass_loop *l, struct pass *p, const struct pass_kept *k, struct fencewait *w,
+    const struct fencewait_rules *r)
+{
+	const char *ns = l->s->fence_namespace;
+	struct json_fence f;
+	char why[200] = "";
+	int64_t sent = clock_ms();
+	enum fencewait_got got = lease_fence(l->kc, ns, k->f.name, NULL, NULL, l->fence_answer, sizeof l->fence_answer,
+	    &f, why, sizeof why);
+
+	if (got == FENCEWAIT_GOT_LEASE && f.safe <= 0)
+		snprintf(why, sizeof why, "%s is missing or not a whole number of seconds", JSON_FENCE_SAFE);
+	if (got == FENCEWAIT_GOT_FORBIDDEN && !p->fence_forbidden_said) {
+		p->fence_forbidden_said = 1;
+		say("%s; such a node %s (logged once a pass)", kube_error(l->kc),
+		    r->require ? "is never tainted (--fence=require)" : "counts as without a fence agent");
+	} else if (got == FENCEWAIT_GOT_UNREADABLE || why[0]) {
+		report_once(l, PASS_FENCE_HELD, &k->f, "Not tainting %s yet: its fence Lease cannot be read (%s) (logged once while it stands)",
+		    k->f.name, why);
+	} else if (got == FENCEWAIT_GOT_FAILED && !*l->stop) {
+		say("%s; its count starts again", kube_error(l->kc));
+	}
+	fencewait_read(w, got, &f, r, sent, clock_ms());
+}
+
+/* Writes the fence request on node k's Lease. -1: not now (a dry run, or no longer the leader). */
+static int fence_request(struct pass_loop *l, const struct pass_kept *k, struct fencewait *w,
+    const struct fencewait_rules *r)
+{
+	const char *ns = l->s->fence_namespace;
+	char when[LEASE_TIME_LEN + 1], why[200], state[64];
+	struct json_fence f;
+	enum fencewait_got got;
+	int64_t sent;
+
+	if (l->s->dry_run != DRY_RUN_NONE) {
+		report_once(l, PASS_WOULD, &k->f, "Would request the fence of %s, then taint it once safe (dry run)", k->f.name);
+		return -1;
+	}
+	if (!may_write(l))
+		return -1;
+	lease_microtime(when, time(NULL), 0);
+	sent = clock_ms();
+	got = lease_fence(l->kc, ns, k->f.name, w->rv, when, l->fence_answer, sizeof l->fence_answer, &f, why, sizeof why);
+	fencewait_wrote(w, got, &f, r, sent, clock_ms());
+	if (got != FENCEWAIT_GOT_LEASE) {
+		say("%s; read again", got == FENCEWAIT_GOT_UNREADABLE ? why : kube_error(l->kc));
+		return 0;
+	}
+	metrics_fence_requested();
+	report(l, PASS_FENCE_REQUESTED, &k->f, "Requested the fence of %s on Lease %s/" LEASE_FENCE_PREFIX "%s; tainted once safe: %s",
+	    k->f.name, ns, k->f.name, fencewait_state(w, r, clock_ms(), state, sizeof state));
+	return 0;
+}
+
+/*
+ * Asks node k's fence wait, reading and writing its agent's Lease as it says, a few steps at
+ * most. fresh: the facts are a list's (or as fresh), so a request may be written.
+ */
+static enum fenced fence(struct pass_loop *l, struct pass *p, const struct pass_kept *k, int fresh)
+{
+	const struct settings *s = l->s;
+	const struct fencewait_rules rules = { s->fence == FENCE_REQUIRE, s->fence_min_safe * 1000 };
+	int storm = p->sum.unknown * 2 > p->sum.nodes;
+	struct fencewait *w = fencewait_find(&l->fence, k->f.name);
+	struct fencewait_do d;
+
+	if (!w && !(w = fencewait_add(&l->fence, k->f.name))) {
+		report_once(l, PASS_FENCE_HELD, &k->f, "Not tainting %s yet: %d nodes wait on a fence already (logged once while it stands)",
+		    k->f.name, FENCEWAIT_MAX);
+		return FENCED_WAIT;
+	}
+	if (w->phase == FENCEWAIT_BACK)   /* Unknown again before its request came off */
+		fencewait_init(w, k->f.name);
+	for (int step = 0; step < 4 && !*l->stop; step++) {
+		fencewait_next(w, &rules, storm, clock_ms(), &d);
+		switch (d.kind) {
+		case FENCEWAIT_READ:
+			fence_read(l, p, k, w, &rules);
+			break;
+		case FENCEWAIT_REQUEST:
+			if (!fresh)
+				return FENCED_CONFIRM;
+			if (fence_request(l, k, w, &rules) < 0)
+				return FENCED_WAIT;
+			break;
+		case FENCEWAIT_TAINT:
+			return w->phase == FENCEWAIT_NO_AGENT ? FENCED_NO_AGENT : FENCED_SAFE;
+		case FENCEWAIT_NEVER:
+			report_once(l, PASS_FENCE_HELD, &k->f, "Not tainting %s: no fence agent, and --fence=require (logged once while it stands)",
+			    k->f.name);
+			return FENCED_WAIT;
+		default:
+			if (storm)
+				report_once(l, PASS_FENCE_HELD, NULL, "No fence requested, none waited on tainted: %ld of %ld nodes Unknown, over half (logged once while it stands)",
+				    p->sum.unknown, p->sum.nodes);
+			if (d.until < p->fence_due)
+				p->fence_due = d.until;
+			return FENCED_WAIT;
+		}
+	}
+	return FENCED_WAIT;
+}
+
+/* Nodes Ready again: a request on their agent's Lease comes off, whether or not they were
+ * tainted, then their record goes; a removal that fails is tried again next pass. */
+static void fence_back(struct pass_loop *l)
+{
+	const char *ns = l->s->fence_namespace;
+	struct json_fence f;
+	char why[200];
+
+	for (int i = l->fence.n - 1; i >= 0 && !*l->stop; i--) {
+		struct fencewait *w = &l->fence.w[i];
+		enum fencewait_got got = FENCEWAIT_GOT_NONE;
+		if (w->phase != FENCEWAIT_BACK)
+			continue;
+		if (l->s->dry_run == DRY_RUN_NONE) {
+			if (!may_write(l))
+				return;   /* another replica's, or ours once we lead again */
+			got = lease_fence(l->kc, ns, w->node, NULL, NULL, l->fence_answer, sizeof l->fence_answer, &f, why, sizeof why);
+			if (got == FENCEWAIT_GOT_LEASE && f.request &&
+			    (got = lease_fence(l->kc, ns, w->node, f.rv, NULL, l->fence_answer, sizeof l->fence_answer, &f, why,
+			    sizeof why)) == FENCEWAIT_GOT_LEASE)
+				say("Removed the fence request of %s: Ready again", w->node);
+		}
+		if (got == FENCEWAIT_GOT_FAILED)
+			say("%s; next pass", kube_error(l->kc));
+		else
+			fencewait_forget(&l->fence, w);
+	}
+}
+
 /* An opted-out node that would be tainted or deleted: said once while it stays so. */
 static void say_excluded(struct pass_loop *l, const struct pass_kept *k)
 {
@@ -450,6 +615,8 @@ static int list(struct pass_loop *l, struct pass *p)
 	if (kube_list_nodes(l->kc, s->page_size, &p->keys, on_page, on_node, p, p->rv) == KUBE_OK) {
 		if (l->table && !p->row)
 			table_end(l->table);
+		if (!p->row)
+			fencewait_sweep(&l->fence);
 		return 0;
 	}
 	/* a stop is not a failure to report, only a pass cut short */
@@ -479,7 +646,7 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 	const struct settings *s = l->s;
 	struct policy_limit lim = { s->max_unknown, s->max_unknown_percent };
 	long limit;
-	int held = 0, unneeded = 0;
+	int held = 0, unneeded = 0, waiting = 0;
 
 	res->failed = p->unreadable > 0;
 	metrics_nodes(p->ready, p->sum.etcd_ready);
@@ -502,6 +669,14 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 			say_refusal(l, k, &p->sum);
 			res->failed = 1;
 		}
+		if (k->v.action == POLICY_TAINT && s->fence != FENCE_OFF) {
+			enum fenced fz = fence(l, p, k, over == OVER_LIST || over == OVER_TABLE_FRESH);
+			waiting += fz == FENCED_WAIT || fz == FENCED_CONFIRM;
+			res->confirm |= fz == FENCED_CONFIRM;
+			if (fz == FENCED_WAIT || fz == FENCED_CONFIRM)
+				continue;
+			k->fenced = fz == FENCED_SAFE;
+		}
 		if (over != OVER_LIST && over != OVER_TABLE_FRESH && (k->v.action == POLICY_TAINT || k->v.action == POLICY_DELETE)) {
 			res->confirm = 1;
 			continue;
@@ -517,6 +692,10 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 			table_acted(l->table, k->f.name, a == ACTED_DONE);
 		if (a == ACTED_NOT_LEADER)
 			break;   /* not the leader any more: the rest is another replica's */
+	}
+	if (s->fence != FENCE_OFF && !*l->stop) {
+		fence_back(l);
+		metrics_fence_waiting(waiting);
 	}
 	if (unneeded > UNNEEDED_SAID_MAX)
 		say("%d more nodes changed since they were listed; nothing to do now for them either", unneeded - UNNEEDED_SAID_MAX);
@@ -539,6 +718,11 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 	res->failed |= held > 0;
 	if (p->due >= 0)
 		res->due_in = p->due > pass_now(p) - p->now ? p->due - (pass_now(p) - p->now) : 0;
+	if (p->fence_due != INT64_MAX) {
+		int64_t in = p->fence_due > clock_ms() ? (p->fence_due - clock_ms() + 999) / 1000 : 0;
+		if (res->due_in < 0 || in < res->due_in)
+			res->due_in = in;
+	}
 	return res->failed ? -1 : 0;
 }
 

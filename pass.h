@@ -10,7 +10,9 @@
 #include <stdint.h>
 #include "election.h"
 #include "events.h"
+#include "fencewait.h"
 #include "kube.h"
+#include "lease.h"
 #include "metrics.h"
 #include "policy.h"
 #include "settings.h"
@@ -37,6 +39,7 @@ struct pass_loop;
 struct pass_kept {
 	struct node_facts f;
 	struct policy_verdict v;
+	int fenced;         /* its taint waited for its agent's fence (the taint's Event says so) */
 };
 
 /* What one pass has learnt so far: run's passes (over a list or the table) and plan's list,
@@ -57,6 +60,8 @@ struct pass {
 	long tainted_total;
 	int nkept, overflow, unreadable;
 	long seen;
+	int64_t fence_due;  /* monotonic ms: a node waiting on its fence wants a look then; INT64_MAX: none */
+	int fence_forbidden_said; /* a fence Lease we may not read was said this pass */
 	struct pass_loop *loop; /* the loop this pass runs in */
 	pass_row_fn row;    /* plan's: every node decided (NULL in a pass) */
 	void *row_ctx;
@@ -66,10 +71,10 @@ struct pass {
 
 /*
  * What the loop hands every pass, and what one pass leaves for the next on purpose: the
- * storm guard, the clock skew last logged, and which lines said once while they stand (an
- * opted-out node held back, a refused delete) were already said (by a 64-bit hash of the
- * line: fixed memory, and a collision costs at most one line not written). A restart forgets
- * it all. Zero it, then set kc, s and stop. Large (its pass): its owner allocates it once.
+ * storm guard, the clock skew last logged, the nodes waiting on their fence (fencewait.h), and
+ * which lines said once while they stand (an opted-out node held back, a refused delete) were
+ * already said (by a 64-bit hash of the line: fixed memory, and a collision costs at most one
+ * line not written). A restart forgets it all. Zero it, then set kc, s and stop. Large (its pass): its owner allocates it once.
  */
 struct pass_loop {
 	struct kube *kc;
@@ -87,6 +92,8 @@ struct pass_loop {
 	int no_date_said;                 /* the server's missing Date was logged */
 	uint64_t told[PASS_KEEP_MAX], telling[PASS_KEEP_MAX];
 	int ntold, ntelling;
+	struct fencewait_table fence;     /* the nodes waiting on (or back from) their agent's fence */
+	char fence_answer[LEASE_ANSWER_MAX]; /* a fence Lease being read */
 	struct pass pass;                 /* the pass's memory */
 };
 
@@ -114,10 +121,11 @@ int pass_run(struct pass_loop *l, struct pass_result *r);
  * all nodes (all nonzero: the poll's round), or those that changed since they were last
  * decided and every Unknown one (an event's round, a threshold's wake-up), never one whose
  * entry waits for the event of what was written to it. The storm guard and quorum count the
- * whole table. Unless confirmed, it clears, and it holds back, but it never taints or deletes:
- * the table can lag the cluster without knowing (a stream held or cut, then resumed), and a
- * guard counting a lagging table lets through what a storm should hold. A node that wants a new
- * taint or delete sets r->confirm instead: the caller proves the facts fresh (a list, or the
+ * whole table. Unless confirmed, it clears, holds back, reads the fence Leases of the nodes
+ * waiting on one and removes the request of those Ready again, but it never taints, deletes or
+ * requests a fence: the table can lag the cluster without knowing (a stream held or cut, then
+ * resumed), and a guard counting a lagging table lets through what a storm should hold. A node
+ * that wants a new taint, delete or fence request sets r->confirm instead: the caller proves the facts fresh (a list, or the
  * stream caught up with the store's revision: core.h) and asks again. confirmed: the table is
  * proven as fresh as a list, and the round acts as a list's pass does. Returns as pass_run
  * (r->listed 0).

@@ -73,6 +73,37 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct plan_row *)a)->f.name, ((const struct plan_row *)b)->f.name);
 }
 
+static void fence_row(void *ctx, const struct json_fence *f, const char *node)
+{
+	struct plan *pl = ctx;
+	struct plan_row key, *r;
+
+	snprintf(key.f.name, sizeof key.f.name, "%s", node);
+	if ((r = bsearch(&key, pl->rows, pl->n, sizeof *r, by_name)) != NULL)
+		r->fence = f->safe <= 0 ? "unreadable" : f->fencing ? "fencing" : f->request ? "requested" : "armed";
+}
+
+void plan_fence(struct plan *pl, struct kube *k, const struct settings *s)
+{
+	char why[600], *body;
+	int ok;
+
+	if (s->fence == FENCE_OFF)
+		return;
+	body = malloc(PLAN_FENCE_BODY_MAX);
+	if (pl->n > 1)
+		qsort(pl->rows, pl->n, sizeof pl->rows[0], by_name);
+	for (size_t i = 0; i < pl->n; i++)
+		pl->rows[i].fence = "no agent";
+	ok = body && lease_fence_list(k, s->fence_namespace, body, PLAN_FENCE_BODY_MAX, fence_row, pl, why, sizeof why) == 0;
+	if (!ok) {
+		say("The fence column is ?: %s", body ? why : "out of memory");
+		for (size_t i = 0; i < pl->n; i++)
+			pl->rows[i].fence = "?";
+	}
+	free(body);
+}
+
 static const char *verb(enum policy_action a)
 {
 	return a == POLICY_TAINT ? "taint" : a == POLICY_CLEAR ? "clear" : a == POLICY_DELETE ? "delete" : "none";
@@ -200,6 +231,9 @@ static void action_text(const struct plan_row *r, const struct pass_plan_result 
 			add(out, n, "%s now: not reporting for %s, %s threshold %s", *action, a,
 			    v->action == POLICY_TAINT ? "taint" : "prune",
 			    plan_duration(v->action == POLICY_TAINT ? s->taint_after : s->prune_after, b, sizeof b));
+		if (v->action == POLICY_TAINT && r->fence)
+			add(out, n, strcmp(r->fence, "no agent") ? "; once its fence is safe"
+			    : s->fence == FENCE_REQUIRE ? "; never: no fence agent (--fence=require)" : "");
 	} else if (v->held != POLICY_NONE) {
 		add(out, n, "held by the storm guard: would %s, not reporting for %s", verb(v->held), a);
 	} else if (v->excluded != POLICY_NONE) {
@@ -243,7 +277,7 @@ static void storm_text(const struct pass_plan_result *r, const struct settings *
 
 static int print_table(FILE *out, const struct plan *pl, const struct pass_plan_result *r, const struct settings *s)
 {
-	int wn = 4, wf = 3, wr = 5;
+	int wn = 4, wf = 3, wr = 5, we = s->fence != FENCE_OFF ? 10 : 0;
 	char name[NODE_NAME_MAX + 1], rf[32], ro[128], act[1024], storm[256];
 	const char *action;
 
@@ -254,14 +288,15 @@ static int print_table(FILE *out, const struct plan *pl, const struct pass_plan_
 		wf = (int)strlen(rf) > wf ? (int)strlen(rf) : wf;
 		wr = (int)strlen(ro) > wr ? (int)strlen(ro) : wr;
 	}
-	fprintf(out, "%-*s  %-7s  %-*s  %-*s  %s\n", wn, "NAME", "READY", wf, "FOR", wr, "ROLES", "ACTION");
+	fprintf(out, "%-*s  %-7s  %-*s  %-*s  %-*s%s%s\n", wn, "NAME", "READY", wf, "FOR", wr, "ROLES", we, we ? "FENCE" : "",
+	    we ? "  " : "", "ACTION");
 	for (size_t i = 0; i < pl->n; i++) {
 		const struct plan_row *row = &pl->rows[i];
 		ready_for(row, r, rf, sizeof rf);
 		roles(row, s, ro, sizeof ro);
 		action_text(row, r, s, act, sizeof act, &action);
-		fprintf(out, "%-*s  %-7s  %-*s  %-*s  %s\n", wn, say_printable(row->f.name, name, sizeof name),
-		    ready_word(row->f.ready), wf, rf, wr, ro, act);
+		fprintf(out, "%-*s  %-7s  %-*s  %-*s  %-*s%s%s\n", wn, say_printable(row->f.name, name, sizeof name),
+		    ready_word(row->f.ready), wf, rf, wr, ro, we, we ? row->fence ? row->fence : "-" : "", we ? "  " : "", act);
 	}
 	storm_text(r, s, storm, sizeof storm);
 	fprintf(out, "%ld nodes, %ld Unknown, %d unreadable; %s; %ld Ready etcd members, floor %d; times by the %s; a running watcher's storm cooldown is not known to plan\n",
@@ -336,6 +371,8 @@ static int json_node(FILE *out, const struct plan_row *row, const struct pass_pl
 		json_raw(&b, "null");
 	json_raw(&b, ",");
 	row_member(&b, "unreadable", row->has_v ? NULL : row->why);
+	json_raw(&b, ",");
+	row_member(&b, "fence", row->fence);
 	json_raw(&b, ",");
 	row_member(&b, "reason", act);
 	json_raw(&b, "}");

@@ -18,6 +18,7 @@ struct plan_row {
 	struct policy_verdict v;
 	int has_v;                     /* 0: unreadable, why says why */
 	int next_pass;                 /* see struct pass_row */
+	const char *fence;             /* plan_fence's word for its agent; NULL: not asked */
 	char why[PLAN_WHY_MAX];
 };
 
@@ -30,6 +31,15 @@ struct plan {
 
 /* A pass_row_fn: keeps a copy of the row in the struct plan ctx (f NULL: forgets the rows). */
 void plan_row(void *ctx, const struct pass_row *row);
+
+/*
+ * The FENCE column, when s's fence is on: every fence Lease of its namespace listed once over k,
+ * and each row given its agent's word: "no agent", "armed", "requested", "fencing", "unreadable",
+ * or "?" for all when the list could not be read (said on the log). A watcher's count ("safe in
+ * 40s") is its own: plan has not watched the Leases change.
+ */
+#define PLAN_FENCE_BODY_MAX (4 * 1024 * 1024)   /* the fence Leases' list, read whole */
+void plan_fence(struct plan *pl, struct kube *k, const struct settings *s);
 
 /*
  * Prints the rows sorted by name, then the summary: a table, or one JSON document

@@ -21,10 +21,11 @@
 /* Each row's place in settings_rows, for the rules between settings. */
 enum {
 	O_TAINT, O_PRUNE, O_LABEL, O_POLL, O_WATCH, O_RELIST, O_ANNOTATION, O_MAX_UNKNOWN, O_COOLDOWN,
-	O_EXCLUDE, O_DRY_RUN, O_EVENTS, O_SELF, O_LISTEN, O_LEADER, O_LEASE_NAME, O_LEASE_NS, O_LOG_FORMAT,
+	O_EXCLUDE, O_DRY_RUN, O_EVENTS, O_SELF, O_LISTEN, O_LEADER, O_LEASE_NAME, O_LEASE_NS, O_FENCE, O_FENCE_NS,
+	O_FENCE_MIN_SAFE, O_LOG_FORMAT,
 	O_PAGE, O_OUTPUT, O_KUBECONFIG, O_CONTEXT, O_SERVER, O_CA, O_TOKEN, O_TLS_NAME,
-	/* the fence agent's (docs/fence.md), --fence-namespace shared with the watcher */
-	O_FENCE_NS, O_FENCE_CHECK, O_FENCE_AFTER, O_FENCE_ISOLATED, O_FENCE_RENEW, O_FENCE_ACTION, O_FENCE_EXEC,
+	/* the fence agent's (docs/fence.md); --fence-namespace above is the agent's and the watcher's */
+	O_FENCE_CHECK, O_FENCE_AFTER, O_FENCE_ISOLATED, O_FENCE_RENEW, O_FENCE_ACTION, O_FENCE_EXEC,
 	O_FENCE_EXEC_TIMEOUT, O_FENCE_WATCHDOG, O_FENCE_WATCHDOG_TIMEOUT, O_FENCE_KUBELET, O_FENCE_LISTEN,
 	O_FENCE_ADDRESS, O_FENCE_SECRET, O_COUNT
 };
@@ -105,6 +106,20 @@ const struct settings_row settings_rows[O_COUNT] = {
 		.unset = "in a pod: its own namespace", .kind = SETTINGS_DNS,
 		.max = 63, .field = F(lease_namespace), .blank_unset = 1, .what = "a namespace name (a DNS label)",
 		.meaning = "the Lease's namespace (in a pod, the service account's namespace file); outside a pod --leader-elect needs it" },
+	/* the watcher's side of the fence (docs/fence.md) */
+	[O_FENCE] = { .flag = "--fence", .arg = " off|prefer|require", .env = "NODE_RECOVERY_FENCE", .dflt = "prefer",
+		.kind = SETTINGS_WORDS, .field = F(fence), .blank_unset = 1, .what = "off prefer require",
+		.pod = SETTINGS_POD_CHANGED,
+		.meaning = "taint a node with an armed fence agent once it surely fenced; require: never one without" },
+	/* the pod's fence Leases are in its own namespace */
+	[O_FENCE_NS] = { .flag = "--fence-namespace", .arg = " NS", .env = "NODE_RECOVERY_FENCE_NAMESPACE",
+		.unset = "in a pod: its own namespace", .kind = SETTINGS_DNS, .max = 63, .field = F(fence_namespace),
+		.blank_unset = 1, .what = "a namespace name (a DNS label)",
+		.meaning = "the fence Leases' namespace, the agent's and the watcher's (outside a pod, prefer is off without it)" },
+	[O_FENCE_MIN_SAFE] = { .flag = "--fence-min-safe", .arg = " DURATION", .env = "NODE_RECOVERY_FENCE_MIN_SAFE",
+		.dflt = "45s", .kind = SETTINGS_DURATION, .min = 1, .max = 86400, .field = F(fence_min_safe), .blank_unset = 1,
+		.pod = SETTINGS_POD_CHANGED,
+		.meaning = "the least safe time a fence is waited" },
 	/* for Loki or Elasticsearch: one JSON object a line, the same words as the text line */
 	[O_LOG_FORMAT] = { .flag = "--log-format", .arg = " text|json", .env = "NODE_RECOVERY_LOG_FORMAT", .dflt = "text",
 		.kind = SETTINGS_LOG_FORMAT, .field = F(log_format), .blank_unset = 1, .pod = SETTINGS_POD_CHANGED,
@@ -129,11 +144,7 @@ const struct settings_row settings_rows[O_COUNT] = {
 		.meaning = "the bearer token for --server, read again every minute" },
 	[O_TLS_NAME] = { .flag = "--tls-server-name", .arg = " NAME", .kind = SETTINGS_TEXT,
 		.field = F(tls_server_name), .meaning = "the name to verify the server's certificate against" },
-	/* The fence (docs/fence.md): not passed to the watcher's pod; the agent's DaemonSet sets its own. */
-	[O_FENCE_NS] = { .flag = "--fence-namespace", .arg = " NS", .env = "NODE_RECOVERY_FENCE_NAMESPACE",
-		.unset = "in a pod: its own namespace", .kind = SETTINGS_DNS, .max = 63, .field = F(fence_namespace),
-		.blank_unset = 1, .what = "a namespace name (a DNS label)",
-		.meaning = "the fence Leases' namespace, the agent's and the watcher's" },
+	/* The fence agent's (docs/fence.md): not passed to the watcher's pod; the agent's DaemonSet sets its own. */
 	[O_FENCE_CHECK] = { .flag = "--fence-check", .arg = " DURATION", .env = "NODE_RECOVERY_FENCE_CHECK", .dflt = "2s",
 		.kind = SETTINGS_DURATION, .min = 1, .max = 3600, .field = F(fence_check), .blank_unset = 1,
 		.meaning = "agent: time between checks" },
@@ -305,6 +316,32 @@ static void pod_namespace(char *out, size_t cap)
 	out[n] = '\0';
 }
 
+/* The i-th of the words w (one space apart), up to the end of w; "" past the last. */
+static const char *word(const char *w, int i)
+{
+	for (; i > 0 && *w; i--)
+		w += strcspn(w, " ") + (w[strcspn(w, " ")] == ' ');
+	return w;
+}
+
+/*
+ * A namespace setting (ns: one of struct settings' 64-byte namespaces): its value, set already
+ * (val, from where), or left unset the pod's own (its service account's file; "" outside a pod).
+ * source: where it came from, for the start-up line.
+ */
+static int own_namespace(char *ns, const char *val, const char *from, const char **source, char *err, size_t errlen)
+{
+	if (val) {
+		*source = from;
+		return 0;
+	}
+	pod_namespace(ns, 64);
+	if (ns[0] && !dns_name(ns, 63, 0))
+		return text_fail(err, errlen, "%s/namespace does not hold a namespace name", SETTINGS_SA_DIR);
+	*source = "the pod's service account";
+	return 0;
+}
+
 /* The storm guard's limit: "N" (r's bounds) or "P%" (1 to 100). */
 static int limit(const struct settings_row *r, struct settings *s, const char *v, const char *name, char *err,
     size_t errlen)
@@ -386,6 +423,13 @@ int settings_set(const struct settings_row *r, struct settings *s, const char *v
 			return text_fail(err, errlen, "%s '%.32s' is neither text nor json", name, v);
 		*(enum settings_log_format *)p = strcmp(v, "json") == 0 ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT;
 		return 0;
+	case SETTINGS_WORDS:
+		for (int i = 0; *word(r->what, i); i++)
+			if (strlen(v) == strcspn(word(r->what, i), " ") && strncmp(word(r->what, i), v, strlen(v)) == 0) {
+				*(int *)p = i;
+				return 0;
+			}
+		return text_fail(err, errlen, "%s '%.32s' is none of: %s", name, v, r->what);
 	case SETTINGS_ADDRESS:
 		/* checked here, before anything runs; bound by run */
 		if (listen_addr(v, &sa, &salen, &any, why, sizeof why) < 0)
@@ -430,6 +474,9 @@ const char *settings_value(const struct settings_row *r, const struct settings *
 		return s->output == OUTPUT_JSON ? "json" : "table";
 	case SETTINGS_LOG_FORMAT:
 		return s->log_format == LOG_FORMAT_JSON ? "json" : "text";
+	case SETTINGS_WORDS:
+		snprintf(buf, n, "%.*s", (int)strcspn(word(r->what, *(const int *)p), " "), word(r->what, *(const int *)p));
+		return buf;
 	case SETTINGS_ADDRESS:
 	case SETTINGS_TEXT:
 		return *(const char *const *)p ? *(const char *const *)p : "";
@@ -612,28 +659,23 @@ static int cross_settings(struct settings *s, const char **val, const char **fro
 		    from[O_PRUNE], (long long)s->prune_after, (long long)s->taint_after);
 	if (!val[O_COOLDOWN])
 		s->storm_cooldown = s->taint_after;
-	if (val[O_LEASE_NS]) {
-		s->lease_ns_source = from[O_LEASE_NS];
-	} else {
-		pod_namespace(s->lease_namespace, sizeof s->lease_namespace);
-		if (s->lease_namespace[0] && !dns_name(s->lease_namespace, 63, 0))
-			return text_fail(err, errlen, "%s/namespace does not hold a namespace name", SETTINGS_SA_DIR);
-		s->lease_ns_source = "the pod's service account";
-	}
+	if (own_namespace(s->lease_namespace, val[O_LEASE_NS], from[O_LEASE_NS], &s->lease_ns_source, err, errlen) < 0 ||
+	    own_namespace(s->fence_namespace, val[O_FENCE_NS], from[O_FENCE_NS], &s->fence_ns_source, err, errlen) < 0)
+		return -1;
 	/* manifests put the Lease in the pod's own namespace */
 	if (s->leader_elect && !s->lease_namespace[0] && (s->mode == MODE_RUN || s->mode == MODE_ONCE))
 		return text_fail(err, errlen, "%s needs %s (or %s) outside a pod: %s/namespace is not there",
 		    r[O_LEADER].flag, r[O_LEASE_NS].flag, r[O_LEASE_NS].env, SETTINGS_SA_DIR);
-	if (val[O_FENCE_NS]) {
-		s->fence_ns_source = from[O_FENCE_NS];
-	} else {
-		pod_namespace(s->fence_namespace, sizeof s->fence_namespace);
-		if (s->fence_namespace[0] && !dns_name(s->fence_namespace, 63, 0))
-			return text_fail(err, errlen, "%s/namespace does not hold a namespace name", SETTINGS_SA_DIR);
-		s->fence_ns_source = "the pod's service account";
-	}
 	if (s->mode == MODE_FENCE)
 		return fence_settings(s, val, from, env, err, errlen) < 0 ? -1 : common_settings(s, err, errlen);
+	/* an upgrade run outside a pod must not stop recovering for a setting it never had */
+	if (s->fence != FENCE_OFF && !s->fence_namespace[0] && s->mode != MODE_MANIFESTS) {
+		if (s->fence == FENCE_REQUIRE)
+			return text_fail(err, errlen, "%s needs %s (or %s) outside a pod: %s/namespace is not there",
+			    "--fence=require", r[O_FENCE_NS].flag, r[O_FENCE_NS].env, SETTINGS_SA_DIR);
+		s->fence = FENCE_OFF;
+		s->fence_unplaced = 1;
+	}
 	if (val[O_SELF])
 		s->self_source = from[O_SELF];
 	else if (!env("KUBERNETES_SERVICE_HOST"))

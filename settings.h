@@ -24,6 +24,9 @@ enum settings_output { OUTPUT_TABLE, OUTPUT_JSON };   /* how plan prints */
 
 enum settings_log_format { LOG_FORMAT_TEXT, LOG_FORMAT_JSON };   /* how the log's lines are written (say.h) */
 
+/* --fence: the watcher's side of the fence (docs/fence.md); the place of its word in its row's words */
+enum settings_fence { FENCE_OFF, FENCE_PREFER, FENCE_REQUIRE };
+
 #define SETTINGS_KEY_MAX 317      /* a qualified name: 253 prefix + '/' + 63 name */
 #define SETTINGS_MAX_SECONDS 315360000  /* ten years: anything longer is a typo */
 #define SETTINGS_POD_PORT "8080"        /* where the pod `manifests` writes listens (--listen :8080) */
@@ -55,13 +58,15 @@ struct settings {
 	char lease_name[254];         /* a DNS subdomain */
 	char lease_namespace[64];     /* a DNS label: the flag, the variable, or the pod's own */
 	const char *lease_ns_source;  /* where lease_namespace came from, for the start-up line */
+	enum settings_fence fence;    /* off when prefer has no namespace outside a pod (fence_unplaced) */
+	char fence_namespace[64];     /* the fence Leases (the agent's and the watcher's): the flag, the variable, or the pod's own; "" none */
+	const char *fence_ns_source;  /* where fence_namespace came from, for the start-up line */
+	int fence_unplaced;           /* --fence=prefer was turned off: outside a pod without --fence-namespace */
+	int64_t fence_min_safe;       /* seconds: the floor of a fence's safe time */
 	const char *kubeconfig;       /* flag or KUBECONFIG; NULL if neither */
 	int kubeconfig_list;          /* 1: it is KUBECONFIG's list (a:b, merged); 0: the flag's one file */
 	const char *context;          /* --context: the kubeconfig context to use; NULL: the current one */
 	const char *server, *ca_file, *token_file, *tls_server_name;
-	/* the fence (docs/fence.md): the namespace of the fence Leases, the agent's and the watcher's */
-	char fence_namespace[64];     /* a DNS label: the flag, the variable, or the pod's own; "" outside a pod */
-	const char *fence_ns_source;  /* where fence_namespace came from, for the start-up line */
 	/* the fence agent's (`fence`); seconds for the durations */
 	int64_t fence_check, fence_after, fence_isolated_after, fence_renew, fence_exec_timeout, fence_watchdog_timeout;
 	const char *fence_action;     /* "watchdog", "reboot", "exec"; NULL: watchdog if the device exists, else reboot */
@@ -96,6 +101,7 @@ enum settings_kind {
 	SETTINGS_DRY_RUN,   /* enum settings_dry_run: client (or true), server, none (or false) */
 	SETTINGS_OUTPUT,    /* enum settings_output: table or json */
 	SETTINGS_LOG_FORMAT,/* enum settings_log_format: text or json */
+	SETTINGS_WORDS,     /* int: the place of the value among the words of what ("off prefer require") */
 	SETTINGS_ADDRESS,   /* const char *: :PORT, IPv4:PORT or [IPv6]:PORT (listen_addr) */
 	SETTINGS_TEXT       /* const char *: a path, a URL or a name, kept as given */
 };
@@ -128,7 +134,8 @@ struct settings_row {
 	size_t field;            /* offsetof(struct settings, the field it sets) */
 	const char *alone;       /* what the flag means standing alone (--dry-run: client); NULL: it needs a value */
 	int blank_unset;         /* an empty value means unset (a variable's habit), not a value to check */
-	const char *what;        /* KEY and DNS: what a value must be, for the refusal ("a label") */
+	const char *what;        /* KEY and DNS: what a value must be, for the refusal ("a label");
+	                            WORDS: the words it takes, in order, one space apart */
 	enum settings_pod pod;
 	const char *pod_value;   /* SETTINGS_POD_FIXED: the value; SETTINGS_POD_FIELD: the field's path */
 	const char *meaning;     /* one line, for help */

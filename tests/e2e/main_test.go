@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -153,6 +154,15 @@ func TestMain(m *testing.M) {
 		shutdown()
 		os.Exit(1)
 	}()
+	// The fence's cases (fence_test.go) run in parallel and wait on timers, not on the CPU:
+	// -test.parallel's default (GOMAXPROCS, 2 here) would run them two at a time. No other
+	// test calls t.Parallel. An explicit -test.parallel is kept.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		flag.Set("test.parallel", "8")
+	}
 	code := m.Run()
 	if code != 0 {
 		failMu.Lock()

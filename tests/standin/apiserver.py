@@ -5,7 +5,8 @@ way kube-apiserver does where it matters: paged lists with `continue` (and 410 E
 demand), JSON patch (RFC 6902) applied for real with resourceVersion bumped, DELETE with
 uid/resourceVersion preconditions, 401/403/404/409/422/429/503 with the real Status bodies;
 coordination.k8s.io/v1 Leases (GET, POST, PUT with the resourceVersion test: 409, JSON patch, a
-list of a namespace's Leases by an equality labelSelector); GET /readyz ("ok"); the two
+list of a namespace's Leases by an equality labelSelector; `review_deny` pairs refuse them with
+403 too); GET /readyz ("ok"); the two
 reviews the permission check makes (SelfSubjectAccessReview, SelfSubjectReview); and
 events.k8s.io/v1 Events created (validated as kube-apiserver does, stored in posted); and
 watches of nodes (`?watch=1`) as kube-apiserver's watch cache serves them: one resourceVersion
@@ -1631,12 +1632,37 @@ class StandIn:
         with self.lock:
             return copy.deepcopy(self.leases.get((ns, name)))
 
+    def put_lease(self, obj, mutate=None):
+        """Create or replace a Lease as another client (a fence agent) would: its namespace and
+        name from obj's metadata, mutate(lease) applied to the stored one when given, and the
+        resourceVersion bumped either way (a renewal is a change)."""
+        with self.lock:
+            md = obj["metadata"]
+            key = (md["namespace"], md["name"])
+            cur = copy.deepcopy(obj) if mutate is None or key not in self.leases else self.leases[key]
+            if mutate:
+                mutate(cur)
+            self.rv += 1
+            cur.setdefault("apiVersion", "coordination.k8s.io/v1")
+            cur.setdefault("kind", "Lease")
+            cur["metadata"]["resourceVersion"] = str(self.rv)
+            cur["metadata"].setdefault("uid", "lease-uid-%s" % md["name"])
+            self.leases[key] = cur
+            return copy.deepcopy(cur)
+
     def _lease(self, req):
         parts = req.path[len(LEASES):].split("/")
         if len(parts) not in (2, 3) or parts[1] != "leases" or (len(parts) == 3 and not parts[2]):
             return Reply(404, status_body(404, "NotFound", "the server could not find the requested resource", {}))
         ns, name = parts[0], parts[2] if len(parts) == 3 else None
         cur = self.leases.get((ns, name)) if name else None
+        verb = {"GET": "get" if name else "list", "POST": "create", "PUT": "update", "PATCH": "patch",
+                "DELETE": "delete"}.get(req.method)
+        if (verb, "leases") in self.review_deny:
+            return Reply(403, status_body(403, "Forbidden", 'leases.coordination.k8s.io%s is forbidden: User "%s" cannot %s '
+                                          'resource "leases" in API group "coordination.k8s.io" in the namespace "%s"' % (
+                                              ' "%s"' % name if name else "", self.username, verb, ns),
+                                          {"group": "coordination.k8s.io", "kind": "leases"}))
         if req.method == "GET" and name:
             if cur is None:
                 return Reply(404, status_body(404, "NotFound", 'leases.coordination.k8s.io "%s" not found' % name,
@@ -1646,6 +1672,8 @@ class StandIn:
             return self._lease_list(req, ns)
         if req.method == "PATCH" and name:
             return self._lease_patch(req, ns, name, cur)
+        if req.method == "DELETE" and name:
+            return self._lease_delete(req, ns, name, cur)
         if req.method not in ("POST", "PUT") or (req.method == "POST") != (name is None):
             return Reply(405, status_body(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
         try:
@@ -1682,6 +1710,26 @@ class StandIn:
         self.leases[(ns, name)] = out
         return Reply(201 if req.method == "POST" else 200, copy.deepcopy(out))
 
+    def _lease_delete(self, req, ns, name, cur):
+        """A Lease deleted, with DeleteOptions' preconditions (uid, resourceVersion: 409 when stale)."""
+        if cur is None:
+            return Reply(404, status_body(404, "NotFound", 'leases.coordination.k8s.io "%s" not found' % name,
+                                          {"name": name, "group": "coordination.k8s.io", "kind": "leases"}))
+        try:
+            pre = (json.loads(req.body.decode("utf-8")) if req.body else {}).get("preconditions") or {}
+        except (ValueError, UnicodeDecodeError, AttributeError) as e:
+            return Reply(400, status_body(400, "BadRequest", "error decoding DeleteOptions: %s" % e))
+        for k in ("uid", "resourceVersion"):
+            if k in pre and pre[k] != cur["metadata"].get(k):
+                return Reply(409, status_body(409, "Conflict", "Operation cannot be fulfilled on leases.coordination.k8s.io "
+                                              '"%s": Precondition failed: %s: %s, %s: %s' % (
+                                                  name, k, pre[k], k, cur["metadata"].get(k)),
+                                              {"name": name, "group": "coordination.k8s.io", "kind": "leases"}))
+        del self.leases[(ns, name)]
+        self.rv += 1
+        return Reply(200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                           "details": {"name": name, "group": "coordination.k8s.io", "kind": "leases", "uid": cur["metadata"].get("uid")}})
+
     def _lease_list(self, req, ns):
         """A namespace's Leases, those whose labels match an equality labelSelector (k=v,...)."""
         sel = []
@@ -1696,16 +1744,20 @@ class StandIn:
                            "metadata": {"resourceVersion": str(self.rv)}, "items": items})
 
     def _lease_patch(self, req, ns, name, cur):
-        """A JSON patch (RFC 6902) of a Lease, its test ops included."""
+        """A JSON patch of a Lease, as kube-apiserver applies one (a failed test: 422, no causes)."""
+        ct = (req.header("Content-Type") or "").split(";")[0].strip().lower()
+        if ct != "application/json-patch+json":
+            return Reply(415, status_body(415, "UnsupportedMediaType", '415: Unsupported Media Type: "%s"' % ct))
         if cur is None:
             return Reply(404, status_body(404, "NotFound", 'leases.coordination.k8s.io "%s" not found' % name,
                                           {"name": name, "group": "coordination.k8s.io", "kind": "leases"}))
-        if (req.header("Content-Type") or "").split(";")[0].strip() != "application/json-patch+json":
-            return Reply(415, status_body(415, "UnsupportedMediaType", "the body of the request was in an unknown format"))
         try:
             out = apply_patch(cur, json.loads(req.body.decode("utf-8")))
-        except (ValueError, UnicodeDecodeError, PatchError) as e:
-            return Reply(422, status_body(422, "Invalid", "the server rejected our request due to an error in our request: %s" % e))
+        except (ValueError, UnicodeDecodeError, PatchError):
+            return Reply(422, status_body(422, "Invalid", "the server rejected our request due to an error in our request", {}))
+        ann = out.get("metadata", {}).get("annotations") or {}
+        if not isinstance(ann, dict) or any(not isinstance(v, str) for v in ann.values()):
+            return Reply(400, status_body(400, "BadRequest", "json: cannot unmarshal into Go struct field ObjectMeta.metadata.annotations of type string"))
         self.rv += 1
         out["metadata"]["resourceVersion"] = str(self.rv)
         self.leases[(ns, name)] = out

@@ -19,7 +19,7 @@ import time
 import urllib.error
 import urllib.request
 
-from apiserver import Fault
+from apiserver import Fault, Reply, status_body
 from harness import BINARY, MODEL, Case
 
 NS = "fence"
@@ -249,6 +249,54 @@ class FenceAgent(Case):
         self.assertIn(b'noderecover_fence_fences_total{reason="isolated"} 1\n', body)
         self.assertEqual(self.get("/readyz")[0], 503)
         self.assertEqual(self.fenced_with(0), ["n1"], "fenced twice")
+
+    def test_must_fail_readyz_ok_but_leases_failing(self):
+        """What the watcher sees is the Lease: /readyz answering while every Lease request fails
+        is cut off, and with no peer known the agent fences."""
+        srv = self.start_server()
+        # renewal not due for a minute: only the read (each check) can see the failure
+        p, errp = self.agent(extra=["--fence-renew", "60s"])
+        self.armed(errp)
+        srv.on(Reply(503, status_body(503, "ServiceUnavailable", "etcd is unavailable")), times=None,
+               path_prefix="/apis/coordination.k8s.io/")
+        self.assertEqual(self.fenced_with(20), ["n1"], "never fenced while its Lease could not be read\n" + self.log(errp))
+        self.assertIn("no peer answered", self.log(errp))
+        self.assertEqual(self.get("/readyz")[0], 503)
+
+    def test_stop_deletes_lease(self):
+        """A SIGTERM before any fence deletes the agent's Lease (resourceVersion precondition):
+        the watcher sees no agent, not an armed one gone silent."""
+        self.start_server()
+        p, errp = self.agent()
+        self.armed(errp)
+        r = self.stop_run(p, errp)
+        self.assertEqual(r.rc, 0, r)
+        self.assertIsNone(self.lease(), "the Lease stayed after a graceful stop\n" + r.stderr)
+        dels = self.srv.reqs(method="DELETE")
+        self.assertEqual(len(dels), 1, r.stderr)
+        self.assertIn(b'"preconditions":{"resourceVersion":', dels[0].body)
+        self.assertIn("Deleted lease", r.stderr)
+
+    def test_must_fail_stop_after_fence_keeps_lease(self):
+        """After a fence the Lease stays: the watcher counts S on it."""
+        self.start_server()
+        p, errp = self.agent()
+        self.armed(errp)
+        self.cut = True
+        self.assertEqual(self.fenced_with(20), ["n1"], self.log(errp))
+        self.cut = False
+        r = self.stop_run(p, errp)
+        self.assertIsNotNone(self.lease(), "the Lease was deleted after a fence\n" + r.stderr)
+        self.assertEqual(self.srv.reqs(method="DELETE"), [], r.stderr)
+
+    def test_peers_listed_fast_while_new(self):
+        """A rollout's first agents learn the later ones within 30 s, not 5 minutes."""
+        self.start_server()
+        p, errp = self.agent()
+        self.armed(errp)
+        self.assertTrue(self.srv.wait_for(lambda: "Peers: 0" in self.log(errp), 10), self.log(errp))
+        self.peer("p1", api=False)
+        self.assertTrue(self.srv.wait_for(lambda: "Peers: 1" in self.log(errp), 40), self.log(errp))
 
     def test_must_fail_outage_reported_by_most_peers(self):
         self.start_server()

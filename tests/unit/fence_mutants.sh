@@ -28,7 +28,11 @@ mutant() {
 }
 
 # half the peers taken for more than half: a partition of half the nodes carries on
-mutant half-is-majority '2 * a->api_down > a->known' '2 * a->api_down >= a->known'
+mutant half-is-majority '2 * a->api_down > known' '2 * a->api_down >= known'
+# the majority of the last list's peers only: a shrunken, partitioned set passes as a majority
+mutant last-list-only 'int known = fence_peers(st, c) > a->known ? fence_peers(st, c) : a->known;' 'int known = a->known;'
+# every list ever counted: a peer set that was larger long ago never counts less
+mutant lists-never-expire 'newest - st->list_at[i] <= c->safe && ' ''
 # a request served on a healthy kubelet
 mutant request-kubelet-healthy 'if (o->kubelet != FENCE_KUBELET_BAD) {
 			/* with' 'if (o->kubelet != FENCE_KUBELET_BAD && !o->requested) {

@@ -94,6 +94,8 @@ static void t_kinds(void)
 		{ EVENTS_STORM_ENGAGED, "StormGuardEngaged", "Warning", "Hold" },
 		{ EVENTS_STORM_LIFTED, "StormGuardLifted", "Normal", "Resume" },
 		{ EVENTS_EXCLUDED, "NodeExcluded", "Warning", "Skip" },
+		{ EVENTS_FENCE_REQUESTED, "FenceRequested", "Warning", "Fence" },
+		{ EVENTS_FENCED_TAINTED, "FencedTainted", "Warning", "Taint" },
 	};
 	char v[64];
 

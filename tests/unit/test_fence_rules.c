@@ -16,13 +16,14 @@
 #define HORIZON 300
 #define FA 30    /* fence_after */
 #define IA 30    /* isolated_after */
+#define SAFE 135 /* S: the defaults' */
 #define NEVER (-1)
 
 enum api { UP, DOWN, HEAL, TWO_CUTS, FLAP };
 enum kub { K_OFF, K_OK, K_BAD10, K_BAD0, K_STARTING, K_ONE_BAD, K_FLAP };
 enum req { R_NONE, R0, R60, R100 };
 enum peers { P_NONE, P_SILENT, P_MAJORITY, P_MINORITY, P_HEALTHY, P_HALF, P_TWO_OF_FIVE, P_OUTAGE_THEN_SILENT,
-	P_HEALTHY_THEN_SILENT };
+	P_HEALTHY_THEN_SILENT, P_SHRUNK, P_SHRUNK_LONG_AGO };
 
 struct world {
 	enum api api;
@@ -78,8 +79,23 @@ static struct fence_answers answers(enum peers p, enum req r, int t)
 	case P_TWO_OF_FIVE: a.known = 5; a.answered = a.api_down = 2; break;
 	case P_OUTAGE_THEN_SILENT: if (t < 100) a.answered = a.api_down = 2; break;
 	case P_HEALTHY_THEN_SILENT: if (t < 100) { a.answered = 1; a.healthy = !req; a.requested = req; } break;
+	/* the last list found 4 peers, all cut off with this one and answering so; lists before it
+	 * found 10 (peers): within S, or S before it */
+	case P_SHRUNK: case P_SHRUNK_LONG_AGO: a.known = 4; a.answered = a.api_down = 4; break;
 	}
 	return a;
+}
+
+/* The peer lists the agent made at t, before its check: 10 peers, then 4 (a list of the
+ * Leases of those in its own partition only, or a rollout that removed the others' for a moment). */
+static void lists(enum peers p, struct fence_state *st, int t)
+{
+	if (p == P_SHRUNK && (t == 0 || t == 6))
+		fence_listed(st, t == 0 ? 10 : 4, (int64_t)t * 1000);
+	if (p == P_SHRUNK_LONG_AGO && t == 0) {
+		fence_listed(st, 10, -(SAFE + 1) * 1000);
+		fence_listed(st, 4, 0);
+	}
 }
 
 /* The rules played: fence_rules.c's, or one with a defect. */
@@ -97,7 +113,7 @@ struct outcome {
 
 static struct outcome play(const struct rules *r, const struct world *w)
 {
-	const struct fence_config c = { FA * 1000, IA * 1000 };
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000 };
 	struct fence_state st;
 	struct outcome out = { NEVER, FENCE_NO_REASON, 0 };
 
@@ -105,7 +121,10 @@ static struct outcome play(const struct rules *r, const struct world *w)
 	for (int t = 0; t <= HORIZON; t += CHECK_S) {
 		int up = api_up(w->api, t);
 		struct fence_obs o = { up, kubelet(w->kubelet, t), up && requested(w->req, t) };
-		enum fence_do d = r->step(&st, &c, &o, (int64_t)t * 1000);
+		enum fence_do d;
+
+		lists(w->peers, &st, t);
+		d = r->step(&st, &c, &o, (int64_t)t * 1000);
 		if (d == FENCE_ASK_PEERS) {
 			struct fence_answers a = answers(w->peers, w->req, t);
 			out.asked++;
@@ -170,6 +189,10 @@ static const struct {
 	{ "a healthy peer then silence: isolated 30 s after the last answer", { DOWN, K_OK, R_NONE, P_HEALTHY_THEN_SILENT }, { 128, FENCE_ISOLATED, 0 } },
 	{ "a request a healthy peer reads later: fenced then", { DOWN, K_BAD10, R100, P_HEALTHY }, { 100, FENCE_PEER_REQUESTED, 0 } },
 	{ "must-fail: the kubelet does not matter while cut off, an outage", { DOWN, K_BAD10, R0, P_MAJORITY }, { NEVER, 0, 0 } },
+	{ "must-fail: a majority of a shrunken peer set (10 listed, then 4 within S) is none",
+	  { DOWN, K_OK, R_NONE, P_SHRUNK }, { 70, FENCE_ISOLATED, 0 } },
+	{ "a list of 10 made more than S before the last counts no more", { DOWN, K_OK, R_NONE, P_SHRUNK_LONG_AGO },
+	  { NEVER, 0, 0 } },
 };
 
 static const int apis[] = { UP, DOWN, HEAL }, kubs[] = { K_OFF, K_OK, K_BAD10 }, reqs[] = { R_NONE, R0, R60 },
@@ -293,6 +316,21 @@ static enum fence_do majority_of_answers(struct fence_state *st, const struct fe
 	return fence_answers(st, c, &b, now);
 }
 
+/* the majority of the last list's peers only: a set that shrank passes */
+static enum fence_do last_list_only(struct fence_state *st, const struct fence_config *c,
+    const struct fence_answers *a, int64_t now)
+{
+	struct fence_state keep = *st;
+	enum fence_do d;
+
+	st->lists = 0;
+	d = fence_answers(st, c, a, now);
+	memcpy(st->list_at, keep.list_at, sizeof st->list_at);
+	memcpy(st->list_count, keep.list_count, sizeof st->list_count);
+	st->lists = keep.lists;
+	return d;
+}
+
 /* the kubelet unhealthy fences whether or not the API server is reached */
 static enum fence_do kubelet_always(struct fence_state *st, const struct fence_config *c, const struct fence_obs *o,
     int64_t now)
@@ -318,6 +356,7 @@ static void t_defects_caught(void)
 		{ "isolation counted from the cut", fence_check, isolated_from_cut },
 		{ "a majority of those answering", fence_check, majority_of_answers },
 		{ "the kubelet fences while cut off", kubelet_always, fence_answers },
+		{ "the majority of the last list only", fence_check, last_list_only },
 	};
 	for (int i = 0; i < N(defects); i++) {
 		int n = wrong(&defects[i], 0);
@@ -337,7 +376,7 @@ static void t_healthy_never_asks(void)
 /* A decision to fence is final: a check after it, however healthy, fences. */
 static void t_fenced_is_final(void)
 {
-	const struct fence_config c = { FA * 1000, IA * 1000 };
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000 };
 	struct fence_state st;
 	struct fence_obs cut = { 0, FENCE_KUBELET_OK, 0 }, fine = { 1, FENCE_KUBELET_OK, 0 };
 	struct fence_answers none = { 0, 0, 0, 0, 0 }, healthy = { 3, 1, 0, 1, 0 };
@@ -356,7 +395,7 @@ static void t_fenced_is_final(void)
 /* The phases as a check sees them. */
 static void t_phases(void)
 {
-	const struct fence_config c = { FA * 1000, IA * 1000 };
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000 };
 	struct fence_state st;
 	struct fence_obs o = { 1, FENCE_KUBELET_BAD, 0 };
 	struct fence_answers outage = { 3, 2, 2, 0, 0 };
@@ -374,6 +413,58 @@ static void t_phases(void)
 	check(fence_check(&st, &c, &o, 38000) == FENCE_CARRY_ON && st.phase == FENCE_HEALTHY);
 }
 
+/* The pace of the peer lists: fast while new, after a shrink or none found; slow otherwise. */
+static void t_list_pace(void)
+{
+	const int64_t m = 60000;
+	struct fence_state st;
+
+	fence_start(&st, 0);
+	check(fence_list_due(&st, 0));                     /* never listed */
+	fence_listed(&st, 5, 0);
+	check(!fence_list_due(&st, 29000) && fence_list_due(&st, 30000));   /* new: every 30 s */
+	fence_listed(&st, 5, 4 * m);
+	check(!fence_list_due(&st, 5 * m) && !fence_list_due(&st, 9 * m - 1) && fence_list_due(&st, 9 * m));
+	fence_listed(&st, 3, 9 * m);                       /* fewer than the one before: fast again */
+	check(fence_list_due(&st, 9 * m + 30000));
+	fence_listed(&st, 3, 10 * m);                      /* as many: slow */
+	check(!fence_list_due(&st, 11 * m));
+	fence_listed(&st, 0, 20 * m);                      /* none: fast */
+	check(fence_list_due(&st, 20 * m + 30000));
+}
+
+/* The peers counted for the majority: the most of the lists within S of the newest. */
+static void t_peers_counted(void)
+{
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000 };
+	struct fence_state st;
+	struct fence_answers four = { 4, 4, 4, 0, 0 };
+
+	fence_start(&st, 0);
+	check(fence_peers(&st, &c) == 0);
+	fence_listed(&st, 10, 0);
+	fence_listed(&st, 4, 30000);
+	check(fence_peers(&st, &c) == 10);
+	fence_listed(&st, 4, SAFE * 1000 + 1);
+	check(fence_peers(&st, &c) == 4);                  /* the 10 is more than S before the newest */
+	for (int i = 0; i < FENCE_LISTS + 3; i++)          /* the ring wraps */
+		fence_listed(&st, i == FENCE_LISTS ? 9 : 2, SAFE * 1000 + 2 + i);
+	check(fence_peers(&st, &c) == 9);
+	/* four cut off of ten: no outage; asked more than listed (never): those asked count */
+	fence_start(&st, 0);
+	fence_listed(&st, 10, 0);
+	fence_listed(&st, 4, 1000);
+	check(fence_check(&st, &c, &(struct fence_obs){ 0, FENCE_KUBELET_OK, 0 }, 2000) == FENCE_CARRY_ON);
+	check(fence_check(&st, &c, &(struct fence_obs){ 0, FENCE_KUBELET_OK, 0 }, 32000) == FENCE_ASK_PEERS);
+	check(fence_answers(&st, &c, &four, 32000) == FENCE_CARRY_ON && st.phase == FENCE_ASKING);
+	fence_start(&st, 0);
+	fence_listed(&st, 2, 0);
+	st.api_down = 0;
+	check(fence_check(&st, &c, &(struct fence_obs){ 0, FENCE_KUBELET_OK, 0 }, 32000) == FENCE_ASK_PEERS);
+	check(fence_answers(&st, &c, &(struct fence_answers){ 5, 2, 2, 0, 0 }, 32000) == FENCE_CARRY_ON &&
+	    st.phase == FENCE_ASKING);
+}
+
 /* S = renew + fence_after + isolated_after + action + margin: the defaults' 135 s. */
 static void t_safe_time(void)
 {
@@ -389,6 +480,8 @@ static const struct test tests[] = {
 	{ "fenced_is_final", t_fenced_is_final },
 	{ "phases", t_phases },
 	{ "safe_time", t_safe_time },
+	{ "list_pace", t_list_pace },
+	{ "peers_counted", t_peers_counted },
 	{ 0, 0 },
 };
 

@@ -5,6 +5,7 @@
  * and a byte at a time (both must give the same facts and the same reason).
  * Run from tests/unit: fixtures are read as json/NAME.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1387,6 +1388,40 @@ static void t_check(void)
 }
 
 
+/* Two threads reading at once (the election's thread its Lease, the loop a Status, a node...):
+ * each must read its own answer. With one pool shared by every thread, each overwrote the other's
+ * tokens mid-read: this failed within a few hundred rounds. */
+struct reader {
+	const char *body, *holder;
+	int wrong;
+};
+
+static void *read_leases(void *arg)
+{
+	struct reader *r = arg;
+	struct json_lease l;
+	char w[160];
+
+	for (int i = 0; i < 20000; i++)
+		if (json_lease(r->body, strlen(r->body), &l, w, sizeof w) < 0 || strcmp(l.holder, r->holder) != 0)
+			r->wrong++;
+	return NULL;
+}
+
+static void t_threads(void)
+{
+	struct reader a = { "{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"holderIdentity\":\"a\"}}", "a", 0 };
+	struct reader b = { "{\"metadata\":{\"resourceVersion\":\"2\",\"labels\":{\"x\":\"y\",\"z\":\"w\"}},"
+	    "\"spec\":{\"renewTime\":\"2026-12-01T16:28:00.000001Z\",\"holderIdentity\":\"the-other\"}}", "the-other", 0 };
+	pthread_t ta, tb;
+
+	if (!check(pthread_create(&ta, NULL, read_leases, &a) == 0 && pthread_create(&tb, NULL, read_leases, &b) == 0))
+		return;
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	check(a.wrong == 0 && b.wrong == 0);
+}
+
 /* A Lease as the API server answers it, and every way it may not be read. */
 static void t_lease(void)
 {
@@ -1441,6 +1476,40 @@ static void t_lease(void)
 	check(json_lease(big, sizeof big - 1, &l, why, sizeof why) == 0 && l.duration == 2147483647L);
 }
 
+/* A fence agent's Lease as the watcher reads it (docs/fence.md): the request, `fencing`, and a
+ * safe time that is a whole number of seconds or unreadable (then -1: the watcher waits). */
+static void t_fence(void)
+{
+	static const char ok[] = "{\"kind\":\"Lease\",\"metadata\":{\"name\":\"noderecover-fence-agent-1\",\"resourceVersion\":\"77\","
+	    "\"annotations\":{\"noderecover.io/fence-address\":\"10.0.0.9:9466\",\"noderecover.io/fence-safe-seconds\":\"135\","
+	    "\"noderecover.io/fence-request\":\"2026-12-03T12:00:00.000000Z\"}},\"spec\":{\"holderIdentity\":\"agent-1\"}}";
+	static const char *const unsafe[] = {
+		"{\"metadata\":{\"resourceVersion\":\"1\"}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\",\"annotations\":{\"noderecover.io/fence-safe-seconds\":\"0\"}}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\",\"annotations\":{\"noderecover.io/fence-safe-seconds\":\"-5\"}}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\",\"annotations\":{\"noderecover.io/fence-safe-seconds\":\"2m\"}}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\",\"annotations\":{\"noderecover.io/fence-safe-seconds\":\"99999999999\"}}}",
+	};
+	static const char *const bad[] = {
+		"{\"metadata\":{\"name\":\"x\"}}",                                          /* no resourceVersion */
+		"{\"metadata\":{\"resourceVersion\":\"1\",\"annotations\":[]}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\",\"annotations\":{\"noderecover.io/fencing\":\"a\",\"noderecover.io/fencing\":\"b\"}}}",
+		"{\"metadata\":{\"resourceVersion\":\"1\"}",
+		"[]",
+	};
+	struct json_fence f;
+
+	check(json_fence(ok, sizeof ok - 1, &f, why, sizeof why) == 0);
+	check(strcmp(f.name, "noderecover-fence-agent-1") == 0 && strcmp(f.rv, "77") == 0);
+	check(f.safe == 135 && f.request && !f.fencing);
+	for (size_t i = 0; i < sizeof unsafe / sizeof unsafe[0]; i++)
+		if (!check(json_fence(unsafe[i], strlen(unsafe[i]), &f, why, sizeof why) == 0 && f.safe == -1 && !f.request))
+			fprintf(stderr, "  safe: %s\n", unsafe[i]);
+	/* must-fail: none of these is a Lease the watcher may act on */
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (!check(json_fence(bad[i], strlen(bad[i]), &f, why, sizeof why) == -1 && why[0]))
+			fprintf(stderr, "  read: %s\n", bad[i]);
+}
 
 /* ---- the watch stream ---- */
 
@@ -1552,6 +1621,7 @@ static void t_watch_oversize(void)
 
 static const struct test tests[] = {
 	{ "lease", t_lease },
+	{ "fence", t_fence },
 	{ "server", t_server },
 	{ "agent_unknown", t_agent_unknown },
 	{ "ours", t_ours },
@@ -1594,6 +1664,7 @@ static const struct test tests[] = {
 	{ "buf_escape", t_buf_escape },
 	{ "buf_pointer", t_buf_pointer },
 	{ "buf_overflow", t_buf_overflow },
+	{ "threads", t_threads },
 	{ 0, 0 },
 };
 

@@ -34,6 +34,8 @@ static void fill(void)
 	metrics_action(METRICS_CLEAR, METRICS_GONE);
 	metrics_nodes(ready, 3);
 	metrics_storm(1);
+	metrics_fence_waiting(2);
+	metrics_fence_requested();
 	{
 		struct metrics_tainted t[METRICS_TAINTED_MAX];
 		int n = 0;

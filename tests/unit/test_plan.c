@@ -141,11 +141,36 @@ static void t_restart_forgets(void)
 	plan_free(&pl);
 }
 
+/* With the fence on, a FENCE column (and field) with plan_fence's words; a taint waits for it. */
+static void t_fence_column(void)
+{
+	struct settings s = settings(OUTPUT_TABLE);
+	struct plan pl = { 0 };
+	char *out;
+
+	s.fence = FENCE_REQUIRE;
+	rows(&pl);
+	add(&pl, "agent-3", NODE_READY_UNKNOWN, NOW - 400, POLICY_TAINT, -1);
+	for (size_t i = 0; i < pl.n; i++)
+		pl.rows[i].fence = strcmp(pl.rows[i].f.name, "agent-2") == 0 ? "armed" : "no agent";
+	out = print(&pl, &s);
+	check(strstr(out, "NAME          READY    FOR    ROLES  FENCE       ACTION\n") == out);
+	check(strstr(out, "\nagent-2       Unknown  6m40s  -      armed       taint now: not reporting for 6m40s, taint threshold 5m0s; once its fence is safe; then delete in 53m20s\n") != NULL);
+	check(strstr(out, "\nagent-3       Unknown  6m40s  -      no agent    taint now: not reporting for 6m40s, taint threshold 5m0s; never: no fence agent (--fence=require)\n") != NULL);
+	free(out);
+	s.output = OUTPUT_JSON;
+	out = print(&pl, &s);
+	check(strstr(out, "\"fence\":\"armed\"") != NULL);
+	free(out);
+	plan_free(&pl);
+}
+
 static const struct test tests[] = {
 	{ "duration", t_duration },
 	{ "table", t_table },
 	{ "json", t_json },
 	{ "restart_forgets", t_restart_forgets },
+	{ "fence_column", t_fence_column },
 	{ 0, 0 },
 };
 

@@ -142,11 +142,11 @@ static int settings_differ(const char *text, char *why, size_t n)
 /* How the README words a rule's condition and its place (its "when" cell starts so). */
 static const char *const when_words[] = {
 	[ACCESS_ALWAYS] = "always", [ACCESS_PRUNING] = "pruning on",
-	[ACCESS_ELECTING] = "leader election", [ACCESS_EVENTS] = "Events on",
+	[ACCESS_ELECTING] = "leader election", [ACCESS_EVENTS] = "Events on", [ACCESS_FENCING] = "fence on",
 };
 static const char *const scope_words[] = {
 	[ACCESS_CLUSTER] = "cluster-wide", [ACCESS_LEASE_NAMESPACE] = "the Lease's namespace",
-	[ACCESS_EVENTS_NAMESPACE] = EVENTS_NAMESPACE,
+	[ACCESS_EVENTS_NAMESPACE] = EVENTS_NAMESPACE, [ACCESS_FENCE_NAMESPACE] = "the fence namespace",
 };
 
 /*

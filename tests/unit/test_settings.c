@@ -628,6 +628,42 @@ static void t_leader_elect(void)
 	remove("sa/namespace");
 }
 
+/* The fence's settings: prefer by default, off outside a pod without a namespace (an upgrade must
+ * not stop recovering), require refused there; the pod's own namespace in a pod. */
+static void t_fence(void)
+{
+	struct settings s;
+	char buf[32];
+	FILE *f;
+
+	check(parse(&s, NULL, ARGS("--taint-after", "60")) == 0 && s.fence == FENCE_OFF && s.fence_unplaced);
+	check(parse(&s, NULL, ARGS("manifests", "--taint-after", "60")) == 0 && s.fence == FENCE_PREFER);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--fence-namespace", "ops")) == 0 && s.fence == FENCE_PREFER &&
+	    !s.fence_unplaced && strcmp(s.fence_namespace, "ops") == 0 && s.fence_min_safe == 45);
+	check(strcmp(settings_value(settings_find("--fence"), &s, buf, sizeof buf), "prefer") == 0);
+	check(settings_is_default(settings_find("--fence"), &s));
+	check(parse(&s, ARGS("NODE_RECOVERY_FENCE", "require", "NODE_RECOVERY_FENCE_NAMESPACE", "ops",
+	    "NODE_RECOVERY_FENCE_MIN_SAFE", "2m"), ARGS("--taint-after", "60")) == 0 && s.fence == FENCE_REQUIRE &&
+	    s.fence_min_safe == 120);
+	check(strcmp(settings_value(settings_find("--fence"), &s, buf, sizeof buf), "require") == 0);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--fence=off")) == 0 && s.fence == FENCE_OFF && !s.fence_unplaced);
+	/* must-fail: require without a namespace outside a pod is refused, never quietly off */
+	check(parse(&s, NULL, ARGS("once", "--taint-after", "60", "--fence", "require")) == -1 &&
+	    strstr(err, "--fence=require needs --fence-namespace"));
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--fence", "maybe")) == -1 && strstr(err, "none of: off prefer require"));
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--fence", "prefe")) == -1);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--fence-min-safe", "0")) == -1 && strstr(err, "--fence-min-safe"));
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--fence-namespace", "Bad_NS")) == -1);
+	f = fopen("sa/namespace", "w");
+	if (!check(f != NULL))
+		return;
+	fputs("noderecover-ns\n", f);
+	fclose(f);
+	check(parse(&s, NULL, ARGS("--taint-after", "60", "--fence", "require")) == 0 && s.fence == FENCE_REQUIRE &&
+	    strcmp(s.fence_namespace, "noderecover-ns") == 0);
+	remove("sa/namespace");
+}
+
 /* The table: one row a flag and a variable, each default a value its own parser takes and
  * knows for the default, help naming every flag. */
 static void t_table(void)
@@ -684,6 +720,7 @@ static void t_table(void)
 
 static const struct test tests[] = {
 	{ "leader_elect", t_leader_elect },
+	{ "fence", t_fence },
 	{ "defaults", t_defaults },
 	{ "flag_beats_env", t_flag_beats_env },
 	{ "storm_guard", t_storm_guard },
