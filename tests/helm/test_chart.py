@@ -63,7 +63,7 @@ NOT_PASSED = {"kubeconfig", "context", "server", "ca-file", "token-file", "tls-s
 # The fence agent's flags: values under fence (--fence-after is fence.after), not top-level ones.
 FENCE_AGENT_PREFIX = "fence-"
 # What fence holds beside the agent's settings.
-FENCE_CONVENTIONAL = {"enabled", "podAnnotations", "nodeSelector", "priorityClassName", "resources"}
+FENCE_CONVENTIONAL = {"enabled", "mode", "podAnnotations", "nodeSelector", "priorityClassName", "resources"}
 # The values every chart has (issue 24), beside the settings: not flags.
 CONVENTIONAL = {"image", "imagePullSecrets", "nameOverride", "fullnameOverride", "namespace", "serviceAccount", "rbac",
                 "podAnnotations", "podLabels", "priorityClassName", "resources", "nodeSelector", "tolerations", "affinity",
@@ -290,6 +290,9 @@ MATRIX = [
     ("relist", {"taint-after": "300", "relist": "120"}),
     # issue 23: the fence agent, its settings under fence (the Secret is the chart's alone)
     ("fence", {"taint-after": "300", "fence": None}, {"values": {"fence": {"enabled": True}}}),
+    ("fence off", {"taint-after": "300", "fence": "off"}, {"values": {"fence": {"mode": "off"}}}),
+    ("fence required, min safe", {"taint-after": "300", "fence": "require", "fence-min-safe": "90"},
+     {"values": {"fence": {"enabled": True, "mode": "require", "minSafe": "1m30s"}}}),
     ("fence settings", {"taint-after": "300", "fence": None, "fence-after": "10s", "fence-isolated-after": "45",
                         "fence-action": "reboot", "fence-kubelet-url": "", "fence-renew": "60", "fence-watchdog-timeout": "5"},
      {"values": {"fence": {"enabled": True, "after": "10s", "isolatedAfter": 45, "action": "reboot", "kubeletUrl": "",
@@ -530,6 +533,8 @@ class Chart(unittest.TestCase):
             ("rbac.yaml", "  name: {{ $name }}-events\n  namespace: default", "  name: {{ $name }}\n  namespace: default",
              "the Events' Role named as the Lease's"),
             ("fence.yaml", '{{- include "noderecover.fenceEnv" . | nindent 12 }}', "", "the agent's settings not wired"),
+            ("rbac.yaml", '{{- if ne (include "noderecover.fenceMode" .) "off" }}', "{{- if true }}",
+             "the fence Leases granted with the fence off"),
             ("fence.yaml", "      hostPID: true\n", "", "the agent without the host's PID namespace (reboot ends the container only)"),
             ("_helpers.tpl", 'app.kubernetes.io/name: {{ printf "%s-fence" (include "noderecover.name" .) }}',
              'app.kubernetes.io/name: {{ include "noderecover.name" . }}', "the agents' pods selected by the watcher's selector"),

@@ -70,9 +70,10 @@ class Manifests(Case):
             out = self.manifests(*args)
             role = self.doc(out, "Role", "noderecover")
             self.assertIn("namespace: noderecover", role)
-            self.assertEqual(re.findall(r"apiGroups: \[(.*)\]", role), ['"coordination.k8s.io"'])
-            self.assertEqual(re.findall(r"resources: \[(.*)\]", role), ['"leases"'])
-            self.assertEqual(re.findall(r"verbs: \[(.*)\]", role), ['"get", "create", "update"'])
+            # the election's Lease, and the fence Leases (issue 23: --fence prefer by default)
+            self.assertEqual(re.findall(r"apiGroups: \[(.*)\]", role), ['"coordination.k8s.io"'] * 2)
+            self.assertEqual(re.findall(r"resources: \[(.*)\]", role), ['"leases"'] * 2)
+            self.assertEqual(re.findall(r"verbs: \[(.*)\]", role), ['"get", "create", "update"', '"get", "patch"'])
             self.assertNotIn("leases", self.doc(out, "ClusterRole"))
             self.assertIn("kind: Role\n  name: noderecover", self.doc(out, "RoleBinding", "noderecover"))
 
@@ -241,6 +242,22 @@ class Manifests(Case):
                 self.assertNotIn("DaemonSet", out)
                 self.assertNotIn("noderecover-fence", out)
                 self.assertIn("pod-security.kubernetes.io/enforce: restricted", out)
+
+    def test_fence_mode(self):
+        # the watcher's mode: --fence off takes its permission away and asks for no agent; require
+        # and prefer, given, ask for the agent too (as --fence standing alone)
+        off = self.manifests("--taint-after", "300", "--fence=off")
+        self.assertNotIn("DaemonSet", off)
+        self.assertEqual(re.findall(r"verbs: \[(.*)\]", self.doc(off, "Role", "noderecover")), ['"get", "create", "update"'])
+        self.assertIn('- name: NODE_RECOVERY_FENCE\n              value: "off"', off)
+        for args in (["--fence", "require"], ["--fence=require"], ["--fence", "prefer"], ["--fence"]):
+            with self.subTest(args=args):
+                out = self.manifests("--taint-after", "300", *args)
+                self.assertIn("kind: DaemonSet", out)
+                role = [d for d in self.docs(out) if re.search(r"^kind: Role$", d, re.M) and re.search(r"^  name: noderecover$", d, re.M)]
+                self.assertEqual(len(role), 1)
+                self.assertEqual(re.findall(r"verbs: \[(.*)\]", role[0]), ['"get", "create", "update"', '"get", "patch"'])
+                self.assertEqual("NODE_RECOVERY_FENCE\n" in out, "require" in args or "--fence=require" in args)
 
     def test_fence_refusals(self):
         for args in (["--fence", "--fence-action", "bogus"], ["--fence", "--fence-action", "exec"],

@@ -228,3 +228,12 @@ the agent would refuse fails the render. Renders the env items. */}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The watcher's --fence: off, prefer (empty) or require, or fail. */}}
+{{- define "noderecover.fenceMode" -}}
+{{- $m := toString (default "prefer" .Values.fence.mode) -}}
+{{- if not (has $m (list "off" "prefer" "require")) -}}
+{{- fail (printf "fence.mode '%s' is not one of off, prefer or require" $m) -}}
+{{- end -}}
+{{- $m -}}
+{{- end -}}
