@@ -1,5 +1,5 @@
 #!/bin/sh
-# build.sh [build|dist|chart|image|deploy|test|demo|bench|bytes|unit|sim [SEED [COUNT]]|sim-election [SEED [COUNT]]|standin|e2e|helm|monitoring|soak [MINUTES]|asan|image-test|clean]
+# build.sh [build|dist|chart|image|deploy|test|demo|bench|bytes|unit|sim [SEED [COUNT]]|sim-election [SEED [COUNT]]|standin|e2e|helm|monitoring|vm|soak [MINUTES]|asan|image-test|clean]
 # Installs what the build needs (Debian 12, as root), builds BearSSL 0.6 from Debian's source
 # package with musl, and links build/noderecover static; dist cross-builds the same sources for
 # amd64, arm64 and armhf, image packs them into one OCI archive. See README.md.
@@ -373,7 +373,8 @@ deploy_manifests() {
 	build
 	$B/noderecover manifests --taint-after 300 > deploy/noderecover.yaml
 	$B/noderecover manifests --taint-after 300 --prune-after 1800 > deploy/noderecover-prune.yaml
-	say "wrote deploy/noderecover.yaml and deploy/noderecover-prune.yaml for $IMAGE"
+	$B/noderecover manifests --taint-after 300 --fence > deploy/noderecover-fence.yaml
+	say "wrote deploy/noderecover.yaml, deploy/noderecover-prune.yaml and deploy/noderecover-fence.yaml for $IMAGE"
 	sh deploy/prometheus/make.sh
 }
 
@@ -568,6 +569,9 @@ test_all() {
 		test_run test_settings test_slow_body test_slow_headers test_taint \
 		test_storm test_exclude test_dryrun test_conflict test_access test_clock
 	suite image status image image_test
+	# the fence agent's real watchdog in a qemu VM (tests/vm: installs qemu and fetches Debian's
+	# kernel the first time, then about 80 s)
+	suite vm status vm sh tests/vm/run.sh $B/noderecover
 	suite helm status helm helm_test
 	if [ "${NODERECOVER_SKIP_E2E:-}" = 1 ]; then
 		say "skipping the end-to-end tests (NODERECOVER_SKIP_E2E=1)"
@@ -608,6 +612,7 @@ test) test_all ;;
 standin) build; sh tests/standin/run.sh $B/noderecover ;;
 e2e) build; need_monitoring_tools; sh tests/e2e/run.sh $B/noderecover ;;
 monitoring) need_monitoring_tools; sh tests/monitoring/run.sh ;;
+vm) build; sh tests/vm/run.sh $B/noderecover ;;
 soak) build; soak "${2:-60}" "${NODERECOVER_SOAK_NODES:-1000}" ;;
 sim) sim "${2:-1}" "${3:-$SIM_SEEDS}" ;;
 sim-election) sim_election "${2:-1}" "${3:-$SIM_ELECTION_SEEDS}" ;;

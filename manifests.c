@@ -10,9 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "access.h"
+#include "fence.h"
 #include "manifests.h"
 
 #define NAME "noderecover"        /* namespace, ServiceAccount, roles, Deployment */
+#define FENCE NAME "-fence"      /* the fence agent's ServiceAccount, Role, Secret, DaemonSet */
+#define FENCE_PORT "9466"        /* where the agent listens (its peers, probes, /metrics): docs/fence.md */
+#define FENCE_SECRET_DIR "/etc/noderecover-fence"   /* the Secret's mount; the file peer-secret */
 #ifndef NODERECOVER_VERSION
 #define NODERECOVER_VERSION "dev"
 #endif
@@ -49,6 +53,8 @@ static void pod_settings(const struct settings *s, struct settings *pod)
 			abort();   /* a row's own value refused: a bug in the table */
 	}
 	snprintf(pod->lease_namespace, sizeof pod->lease_namespace, "%s", NAME);
+	/* the fence Leases too (docs/fence.md): the agents' and the watcher's namespace */
+	snprintf(pod->fence_namespace, sizeof pod->fence_namespace, "%s", NAME);
 }
 
 /* A YAML double-quoted scalar: safe for any bytes a setting may hold. */
@@ -68,26 +74,46 @@ static void quoted(FILE *f, const char *v)
 
 /* The labels the widely used charts give every object (the chart adds Helm's own two: its
  * helm.sh/chart and managed-by), so `helm template` with default values is this output. */
-static void labels(FILE *f, const char *indent)
+static void labels_of(FILE *f, const char *indent, int fence)
 {
-	fprintf(f, "%slabels:\n%s  app.kubernetes.io/name: " NAME "\n%s  app.kubernetes.io/instance: " NAME "\n"
-	    "%s  app.kubernetes.io/version: ", indent, indent, indent, indent);
+	fprintf(f, "%slabels:\n%s  app.kubernetes.io/name: %s\n%s  app.kubernetes.io/instance: " NAME "\n"
+	    "%s  app.kubernetes.io/version: ", indent, indent, fence ? FENCE : NAME, indent, indent);
 	quoted(f, NODERECOVER_VERSION);
 	fputc('\n', f);
+	/* the fence agent's objects: another name, so that no selector of the watcher's (its
+	 * Deployment's, a chart's Service and PodMonitor) takes the agents' pods */
+	if (fence)
+		fprintf(f, "%s  " FENCE_LABEL_KEY ": " FENCE_LABEL_VALUE "\n", indent);
+}
+
+static void labels(FILE *f, const char *indent)
+{
+	labels_of(f, indent, 0);
 }
 
 /* What selects the pods: the name and the instance (a chart's release), never the version. */
-static void selector(FILE *f, const char *indent)
+static void selector_of(FILE *f, const char *indent, int fence)
 {
-	fprintf(f, "%s  app.kubernetes.io/name: " NAME "\n%s  app.kubernetes.io/instance: " NAME "\n", indent, indent);
+	fprintf(f, "%s  app.kubernetes.io/name: %s\n%s  app.kubernetes.io/instance: " NAME "\n", indent,
+	    fence ? FENCE : NAME, indent);
 }
 
-static void header_named(FILE *f, const char *api, const char *kind, const char *name, const char *ns)
+static void selector(FILE *f, const char *indent)
+{
+	selector_of(f, indent, 0);
+}
+
+static void header_of(FILE *f, const char *api, const char *kind, const char *name, const char *ns, int fence)
 {
 	fprintf(f, "---\napiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n", api, kind, name);
 	if (ns)
 		fprintf(f, "  namespace: %s\n", ns);
-	labels(f, "  ");
+	labels_of(f, "  ", fence);
+}
+
+static void header_named(FILE *f, const char *api, const char *kind, const char *name, const char *ns)
+{
+	header_of(f, api, kind, name, ns, 0);
 }
 
 static void header(FILE *f, const char *api, const char *kind, const char *ns)
@@ -289,17 +315,199 @@ static void deployment(FILE *f, const struct settings *s, const char *image)
 	    "              drop: [\"ALL\"]\n", f);
 }
 
-int manifests_write(FILE *f, const struct settings *s, const char *image)
+/* The agent's settings the DaemonSet passes on, when not their defaults (the rest are the
+ * pod's own: its node, namespace, address, listener and secret file). */
+static const char *const fence_passed[] = {
+	"--fence-check", "--fence-after", "--fence-isolated-after", "--fence-renew", "--fence-action",
+	"--fence-exec", "--fence-exec-timeout", "--fence-watchdog", "--fence-watchdog-timeout", "--fence-kubelet-url",
+};
+
+int manifests_fence_check(const struct settings *s, char *err, size_t cap)
 {
-	fprintf(f, "# noderecover in a cluster: taint after %llds, %s.\n"
+	const char *a = s->fence_action;
+
+	if (a && strcmp(a, "watchdog") != 0 && strcmp(a, "reboot") != 0 && strcmp(a, "exec") != 0) {
+		snprintf(err, cap, "--fence-action '%.32s' is not one of watchdog, reboot or exec", a);
+		return -1;
+	}
+	if (a && strcmp(a, "exec") == 0 && !s->fence_exec) {
+		snprintf(err, cap, "--fence-action exec needs --fence-exec (or NODE_RECOVERY_FENCE_EXEC): the program to run");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The fence agent (docs/fence.md): its ServiceAccount, its Role on the fence Leases in the
+ * namespace (the watcher's: the agents' Leases are where the watcher reads them), and the
+ * DaemonSet on every node. The peer secret is not here: a value printed here would change at
+ * every run and, applied again, split the agents into two keys (each one's answers then count
+ * as no answer to the others); a value in deploy/ would be everyone's. It is created once, by
+ * `kubectl create`, which refuses to replace it (the header says how).
+ */
+static void fence_agent(FILE *f, const struct settings *s, const char *image)
+{
+	char buf[32];
+
+	header_of(f, "v1", "ServiceAccount", FENCE, NAME, 1);
+	header_of(f, "rbac.authorization.k8s.io/v1", "Role", FENCE, NAME, 1);
+	fputs("rules:\n"
+	    "  # its own Lease (" FENCE_LEASE_PREFIX "NODE: created at start, renewed) and its peers' (listed);\n"
+	    "  # RBAC cannot narrow create or list to names, nor name a Lease per node before the node exists\n"
+	    "  - apiGroups: [\"coordination.k8s.io\"]\n"
+	    "    resources: [\"leases\"]\n"
+	    "    verbs: [\"get\", \"list\", \"watch\", \"create\", \"update\", \"patch\"]\n", f);
+	header_of(f, "rbac.authorization.k8s.io/v1", "RoleBinding", FENCE, NAME, 1);
+	fputs("roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: " FENCE "\n"
+	    "subjects:\n  - kind: ServiceAccount\n    name: " FENCE "\n    namespace: " NAME "\n", f);
+
+	header_of(f, "apps/v1", "DaemonSet", FENCE, NAME, 1);
+	fputs("spec:\n"
+	    "  selector:\n"
+	    "    matchLabels:\n", f);
+	selector_of(f, "    ", 1);
+	fputs("  updateStrategy:\n"
+	    "    type: RollingUpdate\n"
+	    "    rollingUpdate:\n"
+	    "      maxUnavailable: 1\n"
+	    "  template:\n"
+	    "    metadata:\n", f);
+	labels_of(f, "      ", 1);
+	fputs("    spec:\n"
+	    "      serviceAccountName: " FENCE "\n"
+	    "      automountServiceAccountToken: true\n"
+	    "      # the node's own address (peers reach it there; POD_IP is the node's) and the kubelet's\n"
+	    "      # 127.0.0.1:10248; the host's PID namespace, so that reboot(2) reboots the node (in a\n"
+	    "      # PID namespace of its own it only ends the container)\n"
+	    "      hostNetwork: true\n"
+	    "      hostPID: true\n"
+	    "      dnsPolicy: ClusterFirstWithHostNet\n"
+	    "      priorityClassName: system-node-critical\n"
+	    "      # a stopped agent closes the watchdog properly; one that hangs is fenced by it\n"
+	    "      terminationGracePeriodSeconds: 10\n"
+	    "      # on every node, control-plane nodes and unreachable ones included: it is what fences them\n"
+	    "      tolerations:\n"
+	    "        - operator: Exists\n"
+	    "      containers:\n"
+	    "        - name: fence\n"
+	    "          image: ", f);
+	quoted(f, image);
+	fputs("\n          imagePullPolicy: IfNotPresent\n"
+	    "          args: [\"fence\"]\n"
+	    "          env:\n", f);
+	pod_env(f, "NODE_NAME", NULL, "spec.nodeName");
+	pod_env(f, "POD_IP", NULL, "status.podIP");
+	pod_env(f, "NODE_RECOVERY_FENCE_PEER_SECRET_FILE", FENCE_SECRET_DIR "/peer-secret", NULL);
+	pod_env(f, "NODE_RECOVERY_FENCE_LISTEN", ":" FENCE_PORT, NULL);
+	for (size_t i = 0; i < sizeof fence_passed / sizeof fence_passed[0]; i++) {
+		const struct settings_row *r = settings_find(fence_passed[i]);
+		if (r && r->env && !settings_is_default(r, s))
+			pod_env(f, r->env, settings_value(r, s, buf, sizeof buf), NULL);
+	}
+	/* no liveness probe: a restart would open the watchdog again and pet it, undoing a fence
+	 * under way; an agent that hangs stops petting and is fenced by the watchdog itself */
+	fputs("          ports:\n"
+	    "            - name: fence\n"
+	    "              containerPort: " FENCE_PORT "\n"
+	    "              protocol: TCP\n"
+	    "          readinessProbe:\n"
+	    "            httpGet:\n"
+	    "              path: /readyz\n"
+	    "              port: fence\n"
+	    "            periodSeconds: 10\n"
+	    "            timeoutSeconds: 2\n"
+	    "          resources:\n"
+	    "            requests:\n"
+	    "              cpu: 10m\n"
+	    "              memory: 8Mi\n"
+	    "            limits:\n"
+	    "              memory: 32Mi\n"
+	    "          # Privileged, the honest minimum: writing /dev/watchdog needs the device allowed in\n"
+	    "          # the container's device cgroup, which Kubernetes grants no unprivileged container\n"
+	    "          # (a hostPath of a device is mounted but not allowed: open() gets EPERM), and\n"
+	    "          # reboot(2) needs CAP_SYS_BOOT, which privileged includes. Root: the device is root's.\n"
+	    "          securityContext:\n"
+	    "            privileged: true\n"
+	    "            runAsUser: 0\n"
+	    "            readOnlyRootFilesystem: true\n"
+	    "          volumeMounts:\n"
+	    "            - name: peer-secret\n"
+	    "              mountPath: " FENCE_SECRET_DIR "\n"
+	    "              readOnly: true\n"
+	    "            - name: dev\n"
+	    "              mountPath: /dev\n"
+	    "      volumes:\n"
+	    "        - name: peer-secret\n"
+	    "          secret:\n"
+	    "            secretName: " FENCE "\n"
+	    "            defaultMode: 0400\n"
+	    "        # the host's /dev, not a hostPath of /dev/watchdog: on a node without one, a runtime\n"
+	    "        # makes a directory of that name (type \"\") or the pod never starts (CharDevice), where\n"
+	    "        # the agent should fall back to reboot; a watchdog loaded later (softdog) shows up\n"
+	    "        - name: dev\n"
+	    "          hostPath:\n"
+	    "            path: /dev\n"
+	    "            type: Directory\n", f);
+}
+
+int manifests_write(FILE *f, const struct settings *s, const char *image, int fence)
+{
+	fprintf(f, "# noderecover in a cluster: taint after %llds, %s%s.\n"
 	    "# Printed by `noderecover manifests`; to change a setting, run it again rather than edit.\n"
 	    "# kubectl apply -f this file, or put it in k3s's /var/lib/rancher/k3s/server/manifests/.\n",
-	    (long long)s->taint_after, settings_pruning(s) ? "pruning on" : "pruning off");
+	    (long long)s->taint_after, settings_pruning(s) ? "pruning on" : "pruning off",
+	    fence ? ", the fence agent on every node" : "");
+	if (fence)
+		fputs("# The fence agents' peer secret is not in this file: create it once, before or after applying\n"
+		    "# (the agents wait for it; `create` never replaces it, so running this again changes nothing):\n"
+		    "#   kubectl -n " NAME " create secret generic " FENCE " \\\n"
+		    "#     --from-literal=peer-secret=\"$(od -An -N32 -tx1 /dev/urandom | tr -d ' \\n')\"\n", f);
 	header(f, "v1", "Namespace", NULL);
-	fputs("    # the pod needs nothing privileged\n"
-	    "    pod-security.kubernetes.io/enforce: restricted\n", f);
+	if (fence)
+		fputs("    # the fence agent's pods are privileged (the watchdog device, reboot); the watcher's\n"
+		    "    # still meet restricted, and any other pod here is warned of and audited against it\n"
+		    "    pod-security.kubernetes.io/enforce: privileged\n"
+		    "    pod-security.kubernetes.io/warn: restricted\n"
+		    "    pod-security.kubernetes.io/audit: restricted\n", f);
+	else
+		fputs("    # the pod needs nothing privileged\n"
+		    "    pod-security.kubernetes.io/enforce: restricted\n", f);
 	header(f, "v1", "ServiceAccount", NAME);
 	rbac(f, s);
 	deployment(f, s, image);
+	if (fence)
+		fence_agent(f, s, image);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}
+
+int manifests_fence_flag(int *argc, char **argv)
+{
+	int fence = 0, i, j;
+
+	if (*argc < 2 || strcmp(argv[1], "manifests") != 0)   /* the command word comes first */
+		return 0;
+	for (i = j = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argc)
+				argv[j++] = argv[i++];
+			break;
+		}
+		if (strcmp(argv[i], "--fence") == 0 && i + 1 < *argc &&
+		    (strcmp(argv[i + 1], "off") == 0 || strcmp(argv[i + 1], "prefer") == 0 || strcmp(argv[i + 1], "require") == 0)) {
+			fence = strcmp(argv[i + 1], "off") != 0;   /* the watcher's mode, given: left for the settings */
+			argv[j++] = argv[i++];
+			argv[j++] = argv[i];
+			continue;
+		}
+		if (strcmp(argv[i], "--fence") == 0) {
+			fence = 1;
+			continue;   /* standing alone: asked for, the watcher's mode left at its default */
+		}
+		if (strncmp(argv[i], "--fence=", 8) == 0)
+			fence = strcmp(argv[i] + 8, "off") != 0;
+		argv[j++] = argv[i];
+	}
+	argv[j] = NULL;
+	*argc = j;
+	return fence;
 }

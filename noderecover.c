@@ -308,13 +308,14 @@ int main(int argc, char **argv)
 	char base[256] = "";
 	struct pass_result res;
 	char err[1024];
-	int failed;
+	int failed, fence_manifests;
 
 	if ((pr = calloc(1, sizeof *pr)) == NULL) {
 		fprintf(stderr, "noderecover: out of memory at start-up\n");
 		return 1;
 	}
 	say_format(log_format_asked(argc, argv));
+	fence_manifests = manifests_fence_flag(&argc, argv);
 	if (settings_parse(&pr->s, argc, argv, from_environment, err, sizeof err) < 0) {
 		say_fatal("%s", err);
 		return 2;
@@ -328,7 +329,11 @@ int main(int argc, char **argv)
 	if (pr->s.mode == MODE_COMPLETION)
 		return completion_write(stdout, pr->s.shell) < 0;
 	if (pr->s.mode == MODE_MANIFESTS) {
-		if (manifests_write(stdout, &pr->s, NODERECOVER_IMAGE) == 0)
+		if (fence_manifests && manifests_fence_check(&pr->s, err, sizeof err) < 0) {
+			say_fatal("%s", err);
+			return 2;
+		}
+		if (manifests_write(stdout, &pr->s, NODERECOVER_IMAGE, fence_manifests) == 0)
 			return 0;
 		say_fatal("writing the manifests failed");
 		return 1;

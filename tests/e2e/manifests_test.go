@@ -66,11 +66,15 @@ func checkRole(t *testing.T, what string, objs []*unstructured.Unstructured, ver
 	if b.RoleRef.Name != saName || b.RoleRef.Kind != "ClusterRole" || !reflect.DeepEqual(b.Subjects, want) {
 		t.Errorf("%s: ClusterRoleBinding %s = %+v / %+v", what, saName, b.RoleRef, b.Subjects)
 	}
-	// leader election: a Role in its own namespace, get, create and update on leases only
+	// leader election: a Role in its own namespace, get, create and update on leases; and the
+	// fence (issue 23, --fence prefer by default): get and patch on the agents' Leases there
 	lr := objectIn[rbacv1.Role](t, objs, "Role", saNamespace, saName)
-	if lr.Namespace != saNamespace || len(lr.Rules) != 1 || !reflect.DeepEqual(lr.Rules[0].APIGroups, []string{"coordination.k8s.io"}) ||
-		!reflect.DeepEqual(lr.Rules[0].Resources, []string{"leases"}) || !reflect.DeepEqual(lr.Rules[0].Verbs, []string{"get", "create", "update"}) {
-		t.Errorf("%s: Role %s = %+v, want get, create, update on leases in %s", what, saName, lr, saNamespace)
+	leaseRules := []rbacv1.PolicyRule{
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "patch"}},
+	}
+	if lr.Namespace != saNamespace || !reflect.DeepEqual(lr.Rules, leaseRules) {
+		t.Errorf("%s: Role %s = %+v, want get, create, update, then get, patch on leases in %s", what, saName, lr, saNamespace)
 	}
 	rb := objectIn[rbacv1.RoleBinding](t, objs, "RoleBinding", saNamespace, saName)
 	if rb.Namespace != saNamespace || rb.RoleRef.Kind != "Role" || rb.RoleRef.Name != saName || !reflect.DeepEqual(rb.Subjects, want) {

@@ -56,7 +56,14 @@ DIST = os.path.join(TOP, "build", "dist")
 # the Lease's namespace (the pod's own), plan's output. The chart has no value for them.
 NOT_PASSED = {"kubeconfig", "context", "server", "ca-file", "token-file", "tls-server-name",
               "self-node", "listen", "leader-elect", "lease-namespace", "output",
-              "version", "log-format"}   # no chart value yet for --log-format: extraEnv can set it
+              "version", "log-format",   # no chart value yet for --log-format: extraEnv can set it
+              # the fence agent's own (issue 23): its namespace (the pod's), its listener (always
+              # :9466), its address (POD_IP), its secret file (the Secret's mount)
+              "fence-namespace", "fence-listen", "fence-address", "fence-peer-secret-file"}
+# The fence agent's flags: values under fence (--fence-after is fence.after), not top-level ones.
+FENCE_AGENT_PREFIX = "fence-"
+# What fence holds beside the agent's settings.
+FENCE_CONVENTIONAL = {"enabled", "mode", "podAnnotations", "nodeSelector", "priorityClassName", "resources"}
 # The values every chart has (issue 24), beside the settings: not flags.
 CONVENTIONAL = {"image", "imagePullSecrets", "nameOverride", "fullnameOverride", "namespace", "serviceAccount", "rbac",
                 "podAnnotations", "podLabels", "priorityClassName", "resources", "nodeSelector", "tolerations", "affinity",
@@ -153,7 +160,7 @@ def fullname(release):
 def labelled(doc):
     """The label maps of an object that manifests labels: its own, and its pod template's."""
     out = [doc["metadata"].setdefault("labels", {})]
-    if doc.get("kind") == "Deployment":
+    if doc.get("kind") in ("Deployment", "DaemonSet"):
         out.append(doc["spec"]["template"]["metadata"]["labels"])
     return out
 
@@ -162,7 +169,7 @@ def expected(want, release="noderecover", namespace="noderecover", create_namesp
     """What the chart must render for release RELEASE in NAMESPACE, given manifests' objects
     (the module's docstring says why this is "equal")."""
     full = fullname(release)
-    names = {"noderecover": full, "noderecover-events": full + "-events"}
+    names = {"noderecover": full, "noderecover-events": full + "-events", "noderecover-fence": full + "-fence"}
 
     def walk(v, key=None, parent=None):
         if isinstance(v, dict):
@@ -175,7 +182,7 @@ def expected(want, release="noderecover", namespace="noderecover", create_namesp
             return namespace
         if key == "app.kubernetes.io/instance":
             return release
-        if key in ("name", "serviceAccountName") and v in names and not (parent and "image" in parent):
+        if key in ("name", "serviceAccountName", "secretName") and v in names and not (parent and "image" in parent):
             return names[v]
         if key == "value" and parent and parent.get("name") == "NODE_RECOVERY_LEASE_NAME" and v == "noderecover":
             return full
@@ -281,6 +288,15 @@ MATRIX = [
      {"values": {"taintAfter": "5m", "pruneAfter": "1h30m", "stormCooldown": "1m30s", "poll": "1m"}}),
     ("watch off", {"taint-after": "300", "watch": "false"}),
     ("relist", {"taint-after": "300", "relist": "120"}),
+    # issue 23: the fence agent, its settings under fence (the Secret is the chart's alone)
+    ("fence", {"taint-after": "300", "fence": None}, {"values": {"fence": {"enabled": True}}}),
+    ("fence off", {"taint-after": "300", "fence": "off"}, {"values": {"fence": {"mode": "off"}}}),
+    ("fence required, min safe", {"taint-after": "300", "fence": "require", "fence-min-safe": "90"},
+     {"values": {"fence": {"enabled": True, "mode": "require", "minSafe": "1m30s"}}}),
+    ("fence settings", {"taint-after": "300", "fence": None, "fence-after": "10s", "fence-isolated-after": "45",
+                        "fence-action": "reboot", "fence-kubelet-url": "", "fence-renew": "60", "fence-watchdog-timeout": "5"},
+     {"values": {"fence": {"enabled": True, "after": "10s", "isolatedAfter": 45, "action": "reboot", "kubeletUrl": "",
+                           "renew": "1m", "watchdogTimeout": 5}}}),
     ("everything", {"taint-after": "30", "prune-after": "3600", "prune-label": "a.b/c", "annotation": "a.b/d",
                     "poll": "5", "page-size": "10000", "max-unknown": "1", "storm-cooldown": "7",
                     "exclude-label": "a.b/e", "dry-run": "server", "events": "false", "lease-name": "x"},
@@ -296,7 +312,8 @@ PLACES = [
     ("team-c-noderecover", "team-c", {}),
     ("default-ns", "default", {}),
 ]
-PLACE_ROWS = ["defaults", "pruning on", "leader election off and a Lease name", "events off", "server dry run, pruning"]
+PLACE_ROWS = ["defaults", "pruning on", "leader election off and a Lease name", "events off", "server dry run, pruning",
+              "fence settings"]
 
 
 def row(entry):
@@ -306,7 +323,7 @@ def row(entry):
     values = {}
     for f, v in flags.items():
         args += ["--" + f] if v is None else ["--%s=%s" % (f, v)]
-        if v is not None:
+        if v is not None and not f.startswith(FENCE_AGENT_PREFIX):
             values[camel(f)] = typed(v)
     values.update(opts.get("values", {}))
     return name, flags, args + opts.get("only", []), values
@@ -326,6 +343,9 @@ class Chart(unittest.TestCase):
         v.update(extra or {})
         rc, got, err = helm_template(v, chart=chart, release=release, namespace=namespace)
         self.assertEqual(rc, 0, "helm template %s: %s" % (values, err))
+        # the fence's peer secret is the chart's alone (manifests leaves it to kubectl create)
+        self.secrets = {k: got.pop(k) for k in [k for k in got if k[1] == "Secret"]}
+        self.assertEqual(len(self.secrets), 1 if (values.get("fence") or {}).get("enabled") else 0, sorted(self.secrets))
         return expected(want, release, namespace), got
 
     def test_matrix_equals_manifests(self):
@@ -422,7 +442,13 @@ class Chart(unittest.TestCase):
             schema = json.load(f)
         flags = usage_flags()
         self.assertIn("taint-after", flags, "the usage text was read")
-        passed = {camel(f) for f in flags - NOT_PASSED}
+        agent = {f for f in flags if f.startswith(FENCE_AGENT_PREFIX)}
+        # fence is a value either way: the agent's switch and settings (and the watcher's mode once it has one)
+        passed = {camel(f) for f in flags - NOT_PASSED - agent} | {"fence"}
+        self.assertEqual(set(values["fence"]) - FENCE_CONVENTIONAL,
+                         {camel(f[len(FENCE_AGENT_PREFIX):]) for f in agent - NOT_PASSED},
+                         "fence in values.yaml against the fence agent's flags that manifests passes on")
+        self.assertEqual(set(schema["properties"]["fence"]["properties"]), set(values["fence"]), "values.schema.json's fence")
         # the watch's settings are values already; the binary takes them once issue 15 is merged
         newer = {camel(f) for f in NEWER if not binary_knows([f])}
         self.assertEqual(set(values) - CONVENTIONAL - newer, passed,
@@ -506,6 +532,12 @@ class Chart(unittest.TestCase):
              "{{- \"noderecover\" -}}\n{{- else -}}\n{{- .Values.leaseName -}}", "two releases share a Lease"),
             ("rbac.yaml", "  name: {{ $name }}-events\n  namespace: default", "  name: {{ $name }}\n  namespace: default",
              "the Events' Role named as the Lease's"),
+            ("fence.yaml", '{{- include "noderecover.fenceEnv" . | nindent 12 }}', "", "the agent's settings not wired"),
+            ("rbac.yaml", '{{- if ne (include "noderecover.fenceMode" .) "off" }}', "{{- if true }}",
+             "the fence Leases granted with the fence off"),
+            ("fence.yaml", "      hostPID: true\n", "", "the agent without the host's PID namespace (reboot ends the container only)"),
+            ("_helpers.tpl", 'app.kubernetes.io/name: {{ printf "%s-fence" (include "noderecover.name" .) }}',
+             'app.kubernetes.io/name: {{ include "noderecover.name" . }}', "the agents' pods selected by the watcher's selector"),
         ]
         for fname, old, new, what in mutations:
             with self.subTest(what), tempfile.TemporaryDirectory() as d:
@@ -553,6 +585,43 @@ class Conventions(unittest.TestCase):
         rc, objs, err = helm_template(dict({"taintAfter": 300}, **values), **kw)
         self.assertEqual(rc, 0, err)
         return objs
+
+    def test_fence(self):
+        # off by default: nothing of the agent; on: its objects, the secret made once per render
+        off = self.render({})
+        self.assertEqual([k for k in off if "fence" in k[3]], [])
+        self.assertEqual(of_kind(off, "DaemonSet") + of_kind(off, "Secret"), [])
+        secrets = []
+        for _ in range(2):
+            on = self.render({"fence": {"enabled": True}, "namespace": {"create": True}}, release="nr-b", namespace="team-b")
+            sec = of_kind(on, "Secret")
+            self.assertEqual(len(sec), 1)
+            self.assertEqual(sec[0]["metadata"]["name"], "nr-b-noderecover-fence")
+            value = base64.b64decode(sec[0]["data"]["peer-secret"])
+            self.assertGreaterEqual(len(value), 32, "the agent wants 16 bytes at least")
+            secrets.append(value)
+            ds = of_kind(on, "DaemonSet")[0]
+            pod = ds["spec"]["template"]["spec"]
+            self.assertEqual(pod["volumes"][0]["secret"]["secretName"], "nr-b-noderecover-fence")
+            self.assertTrue(pod["hostNetwork"] and pod["hostPID"])
+            self.assertEqual(pod["priorityClassName"], "system-node-critical")
+            ns = of_kind(on, "Namespace")[0]["metadata"]["labels"]
+            self.assertEqual(ns["pod-security.kubernetes.io/enforce"], "privileged")
+            # the watcher's selectors take none of the agents' pods
+            sel = deployment(on)["spec"]["selector"]["matchLabels"]
+            labels = pod and ds["spec"]["template"]["metadata"]["labels"]
+            self.assertFalse(all(labels.get(k) == v for k, v in sel.items()))
+        self.assertNotEqual(secrets[0], secrets[1], "no cluster to look up: a new secret each render")
+        # the chart's own rendering keeps an existing secret: lookup's answer is rendered again
+        with open(os.path.join(CHART, "templates", "fence.yaml")) as f:
+            self.assertIn('lookup "v1" "Secret" $ns $name', f.read())
+        # refused as the agent refuses
+        for bad, what in (({"action": "bogus"}, "fence.action"), ({"action": "exec"}, "fence.exec"),
+                          ({"after": "0"}, "fence.after"), ({"renew": "soon"}, "fence.renew")):
+            with self.subTest(bad=bad):
+                rc, _, err = helm_template({"taintAfter": 300, "fence": dict(bad, enabled=True)})
+                self.assertNotEqual(rc, 0, "helm template took %s" % bad)
+                self.assertIn(what.split(".")[1], err)
 
     def test_labels_and_selector(self):
         objs = self.render({}, release="nr-b", namespace="team-b")
@@ -774,6 +843,21 @@ class Kustomize(unittest.TestCase):
             p = self.build([os.path.join(d, "base")])
             self.assertNotEqual(p.returncode, 0, "two Roles of one name built under one namespace")
             self.assertIn("ID conflict", p.stderr)
+        with tempfile.TemporaryDirectory() as d:
+            # the fence agent's file (issue 23): its objects follow to ops, the binding's subject too
+            os.mkdir(os.path.join(d, "base"))
+            shutil.copy(os.path.join(deploy, "noderecover-fence.yaml"), os.path.join(d, "base", "fence.yaml"))
+            with open(os.path.join(d, "base", "kustomization.yaml"), "w") as f:
+                f.write("resources:\n  - fence.yaml\n")
+            p = self.build([os.path.join(d, "base")])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            objs = objects(p.stdout)
+            self.assertEqual({k[2] for k in objs} - {None}, {"ops"})
+            self.assertEqual(sorted(k[3] for k in objs if k[1] == "Role"), ["noderecover", "noderecover-events", "noderecover-fence"])
+            self.assertEqual([k for k in objs if k[1] == "DaemonSet"], [("apps/v1", "DaemonSet", "ops", "noderecover-fence")])
+            for k, d2 in objs.items():
+                for sub in d2.get("subjects", []):
+                    self.assertEqual(sub["namespace"], "ops", "%s's subject follows the ServiceAccount" % (k,))
 
 
 class Package(unittest.TestCase):
@@ -840,7 +924,8 @@ class Package(unittest.TestCase):
         for k, v in values.items():
             flag = re.sub(r"[A-Z]", lambda m: "-" + m.group(0).lower(), k)
             self.assertEqual(camel(flag), k)
-            if k not in CONVENTIONAL and str(v) != "" and binary_knows([flag]):
+            # fence: the agent's switch and settings (off here), no flag of the watcher's yet
+            if k not in CONVENTIONAL and k != "fence" and str(v) != "" and binary_knows([flag]):
                 flags.append("--%s=%s" % (flag, str(v).lower() if isinstance(v, bool) else v))
         rc, want, err = manifests(flags)
         self.assertEqual(rc, 0, err)

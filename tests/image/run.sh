@@ -199,16 +199,18 @@ done
 part "5. systemd unit"
 unit_verify() {
 	# ExecStart must name an existing file: verify a copy that points at the built binary
+	u=${1:-noderecover.service}
 	mkdir -p "$tmp/unit"
 	sed "s|^ExecStart=/usr/local/bin/noderecover|ExecStart=$DIST/noderecover-$VERSION-linux-amd64|" \
-		"$top/deploy/noderecover.service" > "$tmp/unit/noderecover.service"
-	grep -q "^ExecStart=$DIST/" "$tmp/unit/noderecover.service" || { echo "no ExecStart=/usr/local/bin/noderecover line"; return 1; }
-	out=$(SYSTEMD_LOG_LEVEL=notice systemd-analyze verify "$tmp/unit/noderecover.service" 2>&1)
+		"$top/deploy/$u" > "$tmp/unit/$u"
+	grep -q "^ExecStart=$DIST/" "$tmp/unit/$u" || { echo "no ExecStart=/usr/local/bin/noderecover line"; return 1; }
+	out=$(SYSTEMD_LOG_LEVEL=notice systemd-analyze verify "$tmp/unit/$u" 2>&1)
 	rc=$?
 	echo "$out"
 	[ $rc = 0 ] && [ -z "$out" ]
 }
 check "systemd-analyze verify deploy/noderecover.service: no error, no warning" unit_verify
+check "systemd-analyze verify deploy/noderecover-fence.service: no error, no warning" unit_verify noderecover-fence.service
 
 part "done"
 echo "image: $PASS passed, $FAIL failed"

@@ -11,7 +11,8 @@ from harness import BINARY, Case
 DEPLOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy")
 # deploy/ is generated with these; build.sh deploy writes it again
 GENERATED = {"noderecover.yaml": ["--taint-after", "300"],
-             "noderecover-prune.yaml": ["--taint-after", "300", "--prune-after", "1800"]}
+             "noderecover-prune.yaml": ["--taint-after", "300", "--prune-after", "1800"],
+             "noderecover-fence.yaml": ["--taint-after", "300", "--fence"]}
 IMAGE_LINE = re.compile(r'^(\s+image: ).*$', re.M)
 VERSION_LABEL = re.compile(r'(app\.kubernetes\.io/version: )"[^"]*"')
 
@@ -69,9 +70,10 @@ class Manifests(Case):
             out = self.manifests(*args)
             role = self.doc(out, "Role", "noderecover")
             self.assertIn("namespace: noderecover", role)
-            self.assertEqual(re.findall(r"apiGroups: \[(.*)\]", role), ['"coordination.k8s.io"'])
-            self.assertEqual(re.findall(r"resources: \[(.*)\]", role), ['"leases"'])
-            self.assertEqual(re.findall(r"verbs: \[(.*)\]", role), ['"get", "create", "update"'])
+            # the election's Lease, and the fence Leases (issue 23: --fence prefer by default)
+            self.assertEqual(re.findall(r"apiGroups: \[(.*)\]", role), ['"coordination.k8s.io"'] * 2)
+            self.assertEqual(re.findall(r"resources: \[(.*)\]", role), ['"leases"'] * 2)
+            self.assertEqual(re.findall(r"verbs: \[(.*)\]", role), ['"get", "create", "update"', '"get", "patch"'])
             self.assertNotIn("leases", self.doc(out, "ClusterRole"))
             self.assertIn("kind: Role\n  name: noderecover", self.doc(out, "RoleBinding", "noderecover"))
 
@@ -172,6 +174,98 @@ class Manifests(Case):
         self.assertNotIn("laptop", out)
         self.assertNotIn("KUBECONFIG", out)
         self.assertNotIn("/root", out)
+
+    def test_fence_objects(self):
+        # issue 23: the agent's ServiceAccount, Role and binding, and DaemonSet after the watcher's
+        out = self.manifests("--taint-after", "300", "--fence")
+        kinds = [(re.search(r"^kind: (\S+)$", d, re.M).group(1), re.search(r"^  name: (\S+)$", d, re.M).group(1))
+                 for d in self.docs(out)]
+        self.assertEqual(kinds, [("Namespace", "noderecover"), ("ServiceAccount", "noderecover"),
+                                 ("ClusterRole", "noderecover"), ("ClusterRoleBinding", "noderecover"),
+                                 ("Role", "noderecover"), ("RoleBinding", "noderecover"),
+                                 ("Role", "noderecover-events"), ("RoleBinding", "noderecover-events"),
+                                 ("Deployment", "noderecover"), ("ServiceAccount", "noderecover-fence"),
+                                 ("Role", "noderecover-fence"), ("RoleBinding", "noderecover-fence"),
+                                 ("DaemonSet", "noderecover-fence")])
+        # no Secret: its value is made once, by `kubectl create`, which the header says
+        self.assertNotIn("kind: Secret", out)
+        self.assertIn("kubectl -n noderecover create secret generic noderecover-fence", out)
+        ns = self.doc(out, "Namespace")
+        self.assertIn("pod-security.kubernetes.io/enforce: privileged", ns)
+        self.assertIn("pod-security.kubernetes.io/warn: restricted", ns)
+        docs = {re.search(r"^kind: (\S+)$", d, re.M).group(1) + "/" + re.search(r"^  name: (\S+)$", d, re.M).group(1): d
+                for d in self.docs(out)}
+        role = docs["Role/noderecover-fence"]
+        self.assertIn("  namespace: noderecover\n", role)
+        self.assertEqual(re.findall(r'apiGroups: \[(.*)\]\n\s+resources: \[(.*)\]\n\s+verbs: \[(.*)\]', role),
+                         [('"coordination.k8s.io"', '"leases"', '"get", "list", "watch", "create", "update", "patch"')])
+        binding = docs["RoleBinding/noderecover-fence"]
+        self.assertIn("kind: Role\n  name: noderecover-fence\n", binding)
+        self.assertIn("  - kind: ServiceAccount\n    name: noderecover-fence\n    namespace: noderecover", binding)
+        ds = docs["DaemonSet/noderecover-fence"]
+        for want in ("hostNetwork: true", "hostPID: true", "priorityClassName: system-node-critical",
+                     "serviceAccountName: noderecover-fence", 'args: ["fence"]', "privileged: true",
+                     "tolerations:\n        - operator: Exists\n      containers:",
+                     "- name: NODE_NAME\n              valueFrom:\n                fieldRef:\n                  fieldPath: spec.nodeName",
+                     "- name: POD_IP\n              valueFrom:\n                fieldRef:\n                  fieldPath: status.podIP",
+                     '- name: NODE_RECOVERY_FENCE_PEER_SECRET_FILE\n              value: "/etc/noderecover-fence/peer-secret"',
+                     "secretName: noderecover-fence", "containerPort: 9466", "path: /dev\n            type: Directory",
+                     "memory: 32Mi", "app.kubernetes.io/component: fence-agent"):
+            self.assertIn(want, ds)
+        self.assertNotIn("livenessProbe", ds, "a restart would pet the watchdog again mid-fence")
+        # the watcher's selector takes none of the agents' pods
+        dep = docs["Deployment/noderecover"]
+        sel = dict(re.findall(r"(app\.kubernetes\.io/\w+): (\S+)", dep.split("selector:")[1].split("template:")[0]))
+        pod = dict(re.findall(r"(app\.kubernetes\.io/\w+): (\S+)", ds.split("template:")[1].split("spec:")[0]))
+        self.assertFalse(all(pod.get(k) == v for k, v in sel.items()), "the Deployment's selector %s takes %s" % (sel, pod))
+        # the watcher itself is today's, less the namespace's label
+        plain = self.manifests("--taint-after", "300")
+        self.assertEqual(self.doc(plain, "Deployment").rstrip(), dep.rstrip())
+
+    def test_fence_settings_reach_the_agent_only(self):
+        out = self.manifests("--taint-after", "300", "--fence", "--fence-after", "10s", "--fence-action", "reboot",
+                             "--fence-kubelet-url", "", env={"NODE_RECOVERY_FENCE_RENEW": "2m"})
+        ds = self.doc(out, "DaemonSet")
+        env = dict(re.findall(r'- name: (\w+)\n\s+value: "([^"]*)"', ds))
+        self.assertEqual(env, {"NODE_RECOVERY_FENCE_PEER_SECRET_FILE": "/etc/noderecover-fence/peer-secret",
+                               "NODE_RECOVERY_FENCE_LISTEN": ":9466", "NODE_RECOVERY_FENCE_AFTER": "10",
+                               "NODE_RECOVERY_FENCE_RENEW": "120", "NODE_RECOVERY_FENCE_ACTION": "reboot",
+                               "NODE_RECOVERY_FENCE_KUBELET_URL": ""})
+        self.assertNotIn("NODE_RECOVERY_FENCE_AFTER", self.doc(out, "Deployment"))
+        # the defaults are not written out
+        self.assertNotIn("NODE_RECOVERY_FENCE_AFTER", self.doc(self.manifests("--taint-after", "300", "--fence"), "DaemonSet"))
+
+    def test_no_fence_without_the_flag(self):
+        for args, env in (([], {}), (["--fence-after", "10s"], {}), ([], {"NODE_RECOVERY_FENCE_AFTER": "10s"})):
+            with self.subTest(args=args, env=env):
+                out = self.manifests("--taint-after", "300", *args, env=env)
+                self.assertNotIn("DaemonSet", out)
+                self.assertNotIn("noderecover-fence", out)
+                self.assertIn("pod-security.kubernetes.io/enforce: restricted", out)
+
+    def test_fence_mode(self):
+        # the watcher's mode: --fence off takes its permission away and asks for no agent; require
+        # and prefer, given, ask for the agent too (as --fence standing alone)
+        off = self.manifests("--taint-after", "300", "--fence=off")
+        self.assertNotIn("DaemonSet", off)
+        self.assertEqual(re.findall(r"verbs: \[(.*)\]", self.doc(off, "Role", "noderecover")), ['"get", "create", "update"'])
+        self.assertIn('- name: NODE_RECOVERY_FENCE\n              value: "off"', off)
+        for args in (["--fence", "require"], ["--fence=require"], ["--fence", "prefer"], ["--fence"]):
+            with self.subTest(args=args):
+                out = self.manifests("--taint-after", "300", *args)
+                self.assertIn("kind: DaemonSet", out)
+                role = [d for d in self.docs(out) if re.search(r"^kind: Role$", d, re.M) and re.search(r"^  name: noderecover$", d, re.M)]
+                self.assertEqual(len(role), 1)
+                self.assertEqual(re.findall(r"verbs: \[(.*)\]", role[0]), ['"get", "create", "update"', '"get", "patch"'])
+                self.assertEqual("NODE_RECOVERY_FENCE\n" in out, "require" in args or "--fence=require" in args)
+
+    def test_fence_refusals(self):
+        for args in (["--fence", "--fence-action", "bogus"], ["--fence", "--fence-action", "exec"],
+                     ["--fence", "--fence-after", "0"], ["--fence", "--fence-renew", "soon"]):
+            with self.subTest(args=args):
+                rc, out, err = self.run_bin("manifests", "--taint-after", "300", *args)
+                self.assertEqual((rc, out), (2, ""), err)
+                self.assertRegex(err, r"^noderecover: [^\n]*fence[^\n]*\n$")
 
     def test_refused_exactly_as_run_refuses(self):
         cases = [

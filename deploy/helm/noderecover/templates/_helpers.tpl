@@ -179,3 +179,61 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- .Values.leaseName -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The fence agent's (issue 23, fence.enabled): its objects' name, and labels apart from the
+watcher's, so that no selector of the watcher's (the Deployment's, the Service's, the
+PodMonitor's) takes the agents' pods. */}}
+{{- define "noderecover.fenceName" -}}
+{{- printf "%s-fence" (include "noderecover.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "noderecover.fenceSelectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-fence" (include "noderecover.name" .) }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "noderecover.fenceLabels" -}}
+helm.sh/chart: {{ include "noderecover.chart" . }}
+{{ include "noderecover.fenceSelectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: fence-agent
+{{- end -}}
+
+{{/* The agent's settings as `noderecover manifests --fence` passes them: each only when it is
+not the agent's default, seconds as whole seconds, in manifests.c's fence_passed order; a value
+the agent would refuse fails the render. Renders the env items. */}}
+{{- define "noderecover.fenceEnv" -}}
+{{- $f := .Values.fence -}}
+{{- range list (list "check" "NODE_RECOVERY_FENCE_CHECK" 1 3600 2) (list "after" "NODE_RECOVERY_FENCE_AFTER" 1 86400 30) (list "isolatedAfter" "NODE_RECOVERY_FENCE_ISOLATED_AFTER" 1 86400 30) (list "renew" "NODE_RECOVERY_FENCE_RENEW" 1 86400 60) (list "action" "NODE_RECOVERY_FENCE_ACTION") (list "exec" "NODE_RECOVERY_FENCE_EXEC") (list "execTimeout" "NODE_RECOVERY_FENCE_EXEC_TIMEOUT" 1 3600 10) (list "watchdog" "NODE_RECOVERY_FENCE_WATCHDOG" "/dev/watchdog") (list "watchdogTimeout" "NODE_RECOVERY_FENCE_WATCHDOG_TIMEOUT" 1 3600 10) (list "kubeletUrl" "NODE_RECOVERY_FENCE_KUBELET_URL" "http://127.0.0.1:10248/healthz") }}
+{{- $key := index . 0 -}}
+{{- $v := get $f $key -}}
+{{- if eq (len .) 5 -}}
+{{- if not (include "noderecover.empty" $v) -}}
+{{- $n := include "noderecover.seconds" (list (printf "fence.%s" $key) $v (index . 2) (index . 3)) -}}
+{{- if ne (atoi $n) (index . 4) }}
+- name: {{ index . 1 }}
+  value: {{ $n | quote }}
+{{- end -}}
+{{- end -}}
+{{- else if eq (len .) 3 -}}
+{{- /* a text with a default: the default unless set; "" is a value (kubeletUrl: not checked) */ -}}
+{{- if and (not (kindIs "invalid" $v)) (ne (toString $v) (index . 2)) }}
+- name: {{ index . 1 }}
+  value: {{ toString $v | quote }}
+{{- end -}}
+{{- else if not (include "noderecover.empty" $v) }}
+- name: {{ index . 1 }}
+  value: {{ toString $v | quote }}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The watcher's --fence: off, prefer (empty) or require, or fail. */}}
+{{- define "noderecover.fenceMode" -}}
+{{- $m := toString (default "prefer" .Values.fence.mode) -}}
+{{- if not (has $m (list "off" "prefer" "require")) -}}
+{{- fail (printf "fence.mode '%s' is not one of off, prefer or require" $m) -}}
+{{- end -}}
+{{- $m -}}
+{{- end -}}
