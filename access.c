@@ -33,8 +33,8 @@ const struct access_rule access_rules[] = {
 	  "Events on the Node (kubectl describe node), in " EVENTS_NAMESPACE " only" },
 	/* last: under --fence=prefer its denial is a warning, and nothing after it goes unasked */
 	{ "leases", "coordination.k8s.io", ACCESS_FENCE_NAMESPACE, ACCESS_FENCING,
-	  { { "get", ACCESS_ASK_ALWAYS }, { "patch", ACCESS_ASK_WRITING } },
-	  "the fence: each node's agent Lease, and the fence request on it" },
+	  { { "get", ACCESS_ASK_ALWAYS }, { "list", ACCESS_ASK_NEVER }, { "patch", ACCESS_ASK_WRITING } },
+	  "the fence: each node's agent Lease, and the fence request on it (list: plan's FENCE column)" },
 };
 
 const size_t access_rule_count = sizeof access_rules / sizeof access_rules[0];

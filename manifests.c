@@ -352,11 +352,12 @@ static void fence_agent(FILE *f, const struct settings *s, const char *image)
 	header_of(f, "v1", "ServiceAccount", FENCE, NAME, 1);
 	header_of(f, "rbac.authorization.k8s.io/v1", "Role", FENCE, NAME, 1);
 	fputs("rules:\n"
-	    "  # its own Lease (" FENCE_LEASE_PREFIX "NODE: created at start, renewed) and its peers' (listed);\n"
-	    "  # RBAC cannot narrow create or list to names, nor name a Lease per node before the node exists\n"
+	    "  # its own Lease (" FENCE_LEASE_PREFIX "NODE: created at start, renewed, deleted on a stop\n"
+	    "  # before any fence) and its peers' (listed); RBAC cannot narrow create or list to names,\n"
+	    "  # nor name a Lease per node before the node exists\n"
 	    "  - apiGroups: [\"coordination.k8s.io\"]\n"
 	    "    resources: [\"leases\"]\n"
-	    "    verbs: [\"get\", \"list\", \"watch\", \"create\", \"update\", \"patch\"]\n", f);
+	    "    verbs: [\"get\", \"list\", \"watch\", \"create\", \"update\", \"patch\", \"delete\"]\n", f);
 	header_of(f, "rbac.authorization.k8s.io/v1", "RoleBinding", FENCE, NAME, 1);
 	fputs("roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: " FENCE "\n"
 	    "subjects:\n  - kind: ServiceAccount\n    name: " FENCE "\n    namespace: " NAME "\n", f);

@@ -30,7 +30,7 @@ func TestFenceManifests(t *testing.T) {
 	sa := objectIn[corev1.ServiceAccount](t, objs, "ServiceAccount", ns, name)
 	role := objectIn[rbacv1.Role](t, objs, "Role", ns, name)
 	want := []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
-		Verbs: []string{"get", "list", "watch", "create", "update", "patch"}}}
+		Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}
 	if !reflect.DeepEqual(role.Rules, want) {
 		t.Errorf("Role %s: rules %+v, want %+v", name, role.Rules, want)
 	}

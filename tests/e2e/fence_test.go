@@ -245,7 +245,7 @@ func fenceRBAC(t *testing.T, c *cluster) {
 			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "patch", "update"}},
 		}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-fence-agent"}, Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 		}},
 	}
 	for _, r := range roles {

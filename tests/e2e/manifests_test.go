@@ -71,10 +71,10 @@ func checkRole(t *testing.T, what string, objs []*unstructured.Unstructured, ver
 	lr := objectIn[rbacv1.Role](t, objs, "Role", saNamespace, saName)
 	leaseRules := []rbacv1.PolicyRule{
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
-		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "patch"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "patch"}},
 	}
 	if lr.Namespace != saNamespace || !reflect.DeepEqual(lr.Rules, leaseRules) {
-		t.Errorf("%s: Role %s = %+v, want get, create, update, then get, patch on leases in %s", what, saName, lr, saNamespace)
+		t.Errorf("%s: Role %s = %+v, want get, create, update, then get, list, patch on leases in %s", what, saName, lr, saNamespace)
 	}
 	rb := objectIn[rbacv1.RoleBinding](t, objs, "RoleBinding", saNamespace, saName)
 	if rb.Namespace != saNamespace || rb.RoleRef.Kind != "Role" || rb.RoleRef.Name != saName || !reflect.DeepEqual(rb.Subjects, want) {

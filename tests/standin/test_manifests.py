@@ -73,7 +73,7 @@ class Manifests(Case):
             # the election's Lease, and the fence Leases (issue 23: --fence prefer by default)
             self.assertEqual(re.findall(r"apiGroups: \[(.*)\]", role), ['"coordination.k8s.io"'] * 2)
             self.assertEqual(re.findall(r"resources: \[(.*)\]", role), ['"leases"'] * 2)
-            self.assertEqual(re.findall(r"verbs: \[(.*)\]", role), ['"get", "create", "update"', '"get", "patch"'])
+            self.assertEqual(re.findall(r"verbs: \[(.*)\]", role), ['"get", "create", "update"', '"get", "list", "patch"'])
             self.assertNotIn("leases", self.doc(out, "ClusterRole"))
             self.assertIn("kind: Role\n  name: noderecover", self.doc(out, "RoleBinding", "noderecover"))
 
@@ -198,7 +198,7 @@ class Manifests(Case):
         role = docs["Role/noderecover-fence"]
         self.assertIn("  namespace: noderecover\n", role)
         self.assertEqual(re.findall(r'apiGroups: \[(.*)\]\n\s+resources: \[(.*)\]\n\s+verbs: \[(.*)\]', role),
-                         [('"coordination.k8s.io"', '"leases"', '"get", "list", "watch", "create", "update", "patch"')])
+                         [('"coordination.k8s.io"', '"leases"', '"get", "list", "watch", "create", "update", "patch", "delete"')])
         binding = docs["RoleBinding/noderecover-fence"]
         self.assertIn("kind: Role\n  name: noderecover-fence\n", binding)
         self.assertIn("  - kind: ServiceAccount\n    name: noderecover-fence\n    namespace: noderecover", binding)
@@ -256,7 +256,7 @@ class Manifests(Case):
                 self.assertIn("kind: DaemonSet", out)
                 role = [d for d in self.docs(out) if re.search(r"^kind: Role$", d, re.M) and re.search(r"^  name: noderecover$", d, re.M)]
                 self.assertEqual(len(role), 1)
-                self.assertEqual(re.findall(r"verbs: \[(.*)\]", role[0]), ['"get", "create", "update"', '"get", "patch"'])
+                self.assertEqual(re.findall(r"verbs: \[(.*)\]", role[0]), ['"get", "create", "update"', '"get", "list", "patch"'])
                 self.assertEqual("NODE_RECOVERY_FENCE\n" in out, "require" in args or "--fence=require" in args)
 
     def test_fence_refusals(self):
