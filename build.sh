@@ -498,7 +498,7 @@ sim() {
 # The election's simulator (tests/sim/sim_election.c): the real lease.c, replicas as coroutines.
 sim_election() {
 	mkdir -p $B/sim
-	gcc -std=c11 -D_DEFAULT_SOURCE -O2 $WARN -I. -o $B/sim/sim_election tests/sim/sim_election.c lease.c json.c \
+	gcc -std=c11 -D_DEFAULT_SOURCE -O2 $WARN -I. -o $B/sim/sim_election tests/sim/sim_election.c lease.c json.c json_list.c \
 		json_scan.c json_write.c text.c
 	first=${1:-1} count=${2:-$SIM_ELECTION_SEEDS} rc=0
 	if [ "$count" -lt 100 ]; then

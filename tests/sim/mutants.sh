@@ -18,7 +18,7 @@ mutant() {
 	try_mutant "$1" core.c "$2" "$3" sim "tests/sim/sim.c core.c table.c policy.c"
 }
 election_mutant() {
-	try_mutant "$1" "$2" "$3" "$4" sim_election "tests/sim/sim_election.c lease.c json.c json_scan.c json_write.c text.c"
+	try_mutant "$1" "$2" "$3" "$4" sim_election "tests/sim/sim_election.c lease.c json.c json_list.c json_scan.c json_write.c text.c"
 }
 try_mutant() {
 	name=$1 file=$2 old=$3 new=$4 sim=$5 srcs=$6
