@@ -199,7 +199,7 @@ static int list_item(void *ctx, const struct json_item *it)
 	struct list_ctx *l = ctx;
 	struct agent *a = l->a;
 	struct fence_peer *p = &a->peers[a->npeers];
-	const char *pre = FENCE_LEASE_PREFIX;
+	const char *pre = LEASE_FENCE_PREFIX;
 
 	/* a Lease that cannot be read is no peer; the rest of the list still is */
 	if (lease_item(&l->r, it) < 0 || a->npeers == PEERS_MAX || strcmp(l->r.name, a->lease) == 0 ||
@@ -286,7 +286,7 @@ static void raw(struct json_buf *b, const char *s, size_t n)
  * (the watcher's request among them), and fencing only when it is being written. */
 static int lease_meta(struct agent *a, const char *fencing)
 {
-	static const char *const ours[] = { FENCE_ANN_ADDRESS, FENCE_ANN_SAFE, FENCE_ANN_ACTION, FENCE_ANN_FENCING };
+	static const char *const ours[] = { FENCE_ANN_ADDRESS, JSON_FENCE_SAFE, JSON_FENCE_ACTION, JSON_FENCE_FENCING };
 	struct json_buf b;
 	char safe[24];
 	const char *p = a->own.anns, *k, *v;
@@ -294,14 +294,14 @@ static int lease_meta(struct agent *a, const char *fencing)
 
 	snprintf(safe, sizeof safe, "%lld", (long long)a->safe);
 	json_buf_init(&b, a->meta, sizeof a->meta);
-	json_raw(&b, "\"labels\":{\"" FENCE_LABEL_KEY "\":\"" FENCE_LABEL_VALUE "\"},\"annotations\":{\"" FENCE_ANN_ADDRESS "\":");
+	json_raw(&b, "\"labels\":{\"" LEASE_FENCE_LABEL_KEY "\":\"" LEASE_FENCE_LABEL_VALUE "\"},\"annotations\":{\"" FENCE_ANN_ADDRESS "\":");
 	json_str(&b, a->s->fence_address);
-	json_raw(&b, ",\"" FENCE_ANN_SAFE "\":");
+	json_raw(&b, ",\"" JSON_FENCE_SAFE "\":");
 	json_str(&b, safe);
-	json_raw(&b, ",\"" FENCE_ANN_ACTION "\":");
+	json_raw(&b, ",\"" JSON_FENCE_ACTION "\":");
 	json_str(&b, a->action);
 	if (fencing) {
-		json_raw(&b, ",\"" FENCE_ANN_FENCING "\":");
+		json_raw(&b, ",\"" JSON_FENCE_FENCING "\":");
 		json_str(&b, fencing);
 	}
 	while (a->have_own && next_member(&p, a->own.anns + a->own.annlen, &k, &kn, &v, &vn) == 0) {
@@ -380,7 +380,7 @@ static int lease_check(struct agent *a, int64_t now, int *requested)
 	int due = !a->written || now - a->renewed >= a->s->fence_renew * 1000 || st == 404;
 	char req[sizeof a->request];
 
-	*requested = st == 200 && ann_get(a->own.anns, a->own.annlen, FENCE_ANN_REQUEST, req, sizeof req);
+	*requested = st == 200 && ann_get(a->own.anns, a->own.annlen, JSON_FENCE_REQUEST, req, sizeof req);
 	if (*requested && strcmp(req, a->request) != 0) {
 		memcpy(a->request, req, sizeof req);
 		share(a, add_request, 0);
@@ -420,7 +420,7 @@ static void lease_delete(struct agent *a)
 	struct json_buf b;
 	int st = read_own(a);
 
-	if (st != 200 || ann_get(a->own.anns, a->own.annlen, FENCE_ANN_REQUEST, req, sizeof req)) {
+	if (st != 200 || ann_get(a->own.anns, a->own.annlen, JSON_FENCE_REQUEST, req, sizeof req)) {
 		say("Lease %s/%s left in place: %s", a->s->fence_namespace, a->lease, st == 404 ? "it is gone already" :
 		    st == 200 ? "it carries a fence request" : a->said);
 		return;
@@ -448,7 +448,7 @@ static void list_peers(struct agent *a, int64_t now)
 
 	if (!fence_list_due(&a->st, now))
 		return;
-	snprintf(lp, sizeof lp, "%s?labelSelector=" FENCE_LABEL_KEY "%%3D" FENCE_LABEL_VALUE "&limit=%d", a->path, LIST_LIMIT);
+	snprintf(lp, sizeof lp, "%s?labelSelector=" LEASE_FENCE_LABEL_KEY "%%3D" LEASE_FENCE_LABEL_VALUE "&limit=%d", a->path, LIST_LIMIT);
 	st = kube_call_within(&a->kc, API_MS, "listing the fence Leases", "GET", lp, NULL, 0, a->list, LIST_MAX);
 	pet(a);
 	if (st == 200) {
@@ -569,9 +569,9 @@ static void fence_now(struct agent *a)
 		lease_microtime(now, (int64_t)wall.tv_sec, wall.tv_nsec / 1000);
 		snprintf(value, sizeof value, "%s %s", now, fence_reason_name(why));
 		if (kube_done(write_own(a, value)))
-			say("Wrote %s on lease %s/%s", FENCE_ANN_FENCING, a->s->fence_namespace, a->lease);
+			say("Wrote %s on lease %s/%s", JSON_FENCE_FENCING, a->s->fence_namespace, a->lease);
 		else
-			say("Writing %s on lease %s/%s failed (%s); fencing all the same", FENCE_ANN_FENCING, a->s->fence_namespace,
+			say("Writing %s on lease %s/%s failed (%s); fencing all the same", JSON_FENCE_FENCING, a->s->fence_namespace,
 			    a->lease, a->said);
 	}
 	if (strcmp(a->action, "watchdog") == 0) {
@@ -617,13 +617,13 @@ static int answer_peer(struct agent *a, const char *node, const char *nonce, cha
 	a->sh.served++;
 	pthread_mutex_unlock(&a->lock);
 	/* a node whose Lease's name would be too long cannot be armed, nor requested */
-	if (api && strlen(node) <= LEASE_NAME_MAX - strlen(FENCE_LEASE_PREFIX)) {
-		snprintf(lp, sizeof lp, "%s/" FENCE_LEASE_PREFIX "%s", a->path, node);
+	if (api && strlen(node) <= LEASE_NAME_MAX - strlen(LEASE_FENCE_PREFIX)) {
+		snprintf(lp, sizeof lp, "%s/" LEASE_FENCE_PREFIX "%s", a->path, node);
 		st = kube_call_within(&a->pkc, ANSWER_MS, "reading a peer's fence Lease", "GET", lp, NULL, 0, a->panswer,
 		    sizeof a->panswer);
 		if (st == 200 && read_json(&a->preader, a->pitem, a->panswer, strlen(a->panswer), 1, lease_item, &r, r.why,
 		    sizeof r.why) == 0 && r.items == 1)
-			requested = ann_get(r.anns, r.annlen, FENCE_ANN_REQUEST, req, sizeof req);
+			requested = ann_get(r.anns, r.annlen, JSON_FENCE_REQUEST, req, sizeof req);
 		else if (st != 404 && st >= 0 && st < 500 && st != 429)
 			return plain(out, cap, 503, "Service Unavailable", "its Lease cannot be read\n");   /* no answer */
 		api = st == 200 || st == 404;
@@ -838,7 +838,7 @@ static int prepare(struct agent *a, const struct kube_target *t, char *err, size
 		    PEER_SECRET_MIN);
 	peer_key(&a->key, secret, n);
 	memset(secret, 0, sizeof secret);
-	snprintf(a->lease, sizeof a->lease, FENCE_LEASE_PREFIX "%.235s", s->self_node);
+	snprintf(a->lease, sizeof a->lease, LEASE_FENCE_PREFIX "%.235s", s->self_node);
 	snprintf(a->path, sizeof a->path, "/apis/coordination.k8s.io/v1/namespaces/%s/leases", s->fence_namespace);
 	a->action = s->fence_action ? s->fence_action : access(s->fence_watchdog, F_OK) == 0 ? "watchdog" : "reboot";
 	a->wd = -1;

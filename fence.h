@@ -8,17 +8,13 @@
 #define FENCE_H
 
 #include <signal.h>
+#include "lease.h"
 #include "settings.h"
 #include "target.h"
 
-#define FENCE_LEASE_PREFIX "noderecover-fence-"
-#define FENCE_LABEL_KEY "app.kubernetes.io/component"
-#define FENCE_LABEL_VALUE "fence-agent"
+/* The Lease's name prefix, label and the annotations both sides read are lease.h's and json.h's
+ * (LEASE_FENCE_*, JSON_FENCE_*): one spelling of the contract. This one is the agent's own. */
 #define FENCE_ANN_ADDRESS "noderecover.io/fence-address"
-#define FENCE_ANN_SAFE "noderecover.io/fence-safe-seconds"
-#define FENCE_ANN_ACTION "noderecover.io/fence-action"
-#define FENCE_ANN_FENCING "noderecover.io/fencing"
-#define FENCE_ANN_REQUEST "noderecover.io/fence-request"
 
 /*
  * Runs the agent until stop is set (cut: the request in flight is cut short). s and t as

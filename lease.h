@@ -156,7 +156,9 @@ const char *lease_error(const struct lease *l);
  * _FAILED (kube_error says why; a write whose test failed included).
  */
 #define LEASE_FENCE_PREFIX "noderecover-fence-"
-#define LEASE_FENCE_LABEL "app.kubernetes.io/component=fence-agent"
+#define LEASE_FENCE_LABEL_KEY "app.kubernetes.io/component"
+#define LEASE_FENCE_LABEL_VALUE "fence-agent"
+#define LEASE_FENCE_LABEL LEASE_FENCE_LABEL_KEY "=" LEASE_FENCE_LABEL_VALUE
 enum fencewait_got lease_fence(struct kube *k, const char *ns, const char *node, const char *rv,
     const char *request, char *answer, size_t cap, struct json_fence *f, char *why, size_t whylen);
 

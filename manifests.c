@@ -83,7 +83,7 @@ static void labels_of(FILE *f, const char *indent, int fence)
 	/* the fence agent's objects: another name, so that no selector of the watcher's (its
 	 * Deployment's, a chart's Service and PodMonitor) takes the agents' pods */
 	if (fence)
-		fprintf(f, "%s  " FENCE_LABEL_KEY ": " FENCE_LABEL_VALUE "\n", indent);
+		fprintf(f, "%s  " LEASE_FENCE_LABEL_KEY ": " LEASE_FENCE_LABEL_VALUE "\n", indent);
 }
 
 static void labels(FILE *f, const char *indent)
@@ -352,7 +352,7 @@ static void fence_agent(FILE *f, const struct settings *s, const char *image)
 	header_of(f, "v1", "ServiceAccount", FENCE, NAME, 1);
 	header_of(f, "rbac.authorization.k8s.io/v1", "Role", FENCE, NAME, 1);
 	fputs("rules:\n"
-	    "  # its own Lease (" FENCE_LEASE_PREFIX "NODE: created at start, renewed, deleted on a stop\n"
+	    "  # its own Lease (" LEASE_FENCE_PREFIX "NODE: created at start, renewed, deleted on a stop\n"
 	    "  # before any fence) and its peers' (listed); RBAC cannot narrow create or list to names,\n"
 	    "  # nor name a Lease per node before the node exists\n"
 	    "  - apiGroups: [\"coordination.k8s.io\"]\n"
