@@ -902,7 +902,9 @@ int fence_run(const struct settings *s, const struct kube_target *t, const char 
 			say("Watchdog %s: the magic close failed (%s): it stays armed", s->fence_watchdog, strerror(errno));
 		close(a->wd);
 	}
-	if (a->written && !a->sh.fenced) {
+	/* not only when a write was known to succeed: a stop that cut the create's answer short
+	 * leaves a Lease the agent never heard it wrote (seen with the sanitizer build's pace) */
+	if (!a->sh.fenced) {
 		*a->cut = 0;   /* the signal cut the request in flight; the deletion gets its own (a second cuts it) */
 		lease_delete(a);
 	}
