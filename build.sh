@@ -483,15 +483,19 @@ SIM_ELECTION_SEEDS=1000
 sim() {
 	mkdir -p $B/sim
 	gcc -std=c11 -D_DEFAULT_SOURCE -O2 $WARN -I. -o $B/sim/sim tests/sim/sim.c core.c table.c policy.c
-	first=${1:-1} count=${2:-$SIM_SEEDS} rc=0
+	seeds $B/sim/sim "${1:-1}" "${2:-$SIM_SEEDS}"
+}
+# seeds SIM FIRST COUNT: COUNT seeds of SIM from FIRST, split over two processes from 100 on.
+seeds() {
+	sim=$1 first=$2 count=$3 rc=0
 	if [ "$count" -lt 100 ]; then
-		$B/sim/sim "$first" "$count"
+		$sim "$first" "$count"
 		return
 	fi
 	half=$((count / 2))
-	$B/sim/sim "$first" "$half" &
+	$sim "$first" "$half" &
 	pid=$!
-	$B/sim/sim $((first + half)) $((count - half)) || rc=1
+	$sim $((first + half)) $((count - half)) || rc=1
 	wait $pid || rc=1
 	return $rc
 }
@@ -500,17 +504,7 @@ sim_election() {
 	mkdir -p $B/sim
 	gcc -std=c11 -D_DEFAULT_SOURCE -O2 $WARN -I. -o $B/sim/sim_election tests/sim/sim_election.c lease.c json.c json_list.c \
 		json_scan.c json_write.c text.c
-	first=${1:-1} count=${2:-$SIM_ELECTION_SEEDS} rc=0
-	if [ "$count" -lt 100 ]; then
-		$B/sim/sim_election "$first" "$count"
-		return
-	fi
-	half=$((count / 2))
-	$B/sim/sim_election "$first" "$half" &
-	pid=$!
-	$B/sim/sim_election $((first + half)) $((count - half)) || rc=1
-	wait $pid || rc=1
-	return $rc
+	seeds $B/sim/sim_election "${1:-1}" "${2:-$SIM_ELECTION_SEEDS}"
 }
 sim_test() {
 	rc=0

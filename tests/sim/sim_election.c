@@ -41,23 +41,7 @@
  * its rate), waits LEASE_DURATION by its clock, then takes over at its next try; delays on top. */
 #define TAKEOVER_BOUND_MS ((int64_t)((LEASE_DURATION * 1000 + 2 * RETRY_MS) / RATE_MIN) + 4 * 1000)
 
-/* ---- one seed's randomness: splitmix64 ---- */
-static uint64_t rs;
-static uint64_t rnd(void)
-{
-	uint64_t z = (rs += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-static int64_t uniform(int64_t lo, int64_t hi)
-{
-	return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
-}
-static int chance(int percent)
-{
-	return (int)(rnd() % 100) < percent;
-}
+#include "seed.h"
 
 /* ---- the model Lease ---- */
 static struct {
