@@ -38,8 +38,6 @@ extern char **environ;
 #define WDIOC_GETTIMEOUT _IOR('W', 7, int)
 #endif
 
-#define API_MS 2000               /* each request to the API server (the fencing write's one try too) */
-#define KUBELET_MS 1000           /* the kubelet's health, on the loopback */
 #define ANSWER_MS 1500            /* a peer's request: the read of its Lease, within its 2 s */
 #define PEERS_MAX 256             /* peers asked at once: the first listed */
 #define LIST_LIMIT 300            /* Leases listed: one page, enough for PEERS_MAX and ourselves */
@@ -318,15 +316,31 @@ static int lease_meta(struct agent *a, const char *fencing)
 	return json_buf_end(&b);
 }
 
-/* GETs our Lease into a->own: the HTTP status (200: read, 404: none), or -1 (a->said has why). */
-static int read_own(struct agent *a)
+/* A request's deadline in ms: FENCE_API_MS, or what is left before until (at least 1: a call
+ * with no time left fails at once, as a timeout). */
+static long api_ms(int64_t until)
 {
-	char lp[sizeof a->path + LEASE_NAME_MAX + 2];
+	int64_t left = until - clock_ms();
+
+	return left > FENCE_API_MS ? FENCE_API_MS : left < 1 ? 1 : (long)left;
+}
+
+/*
+ * GETs our Lease into a->own, by until: the HTTP status (200: read, 404: none), or -1 (a->said
+ * has why). cached: from the API server's watch cache (resourceVersion=0), no read of etcd: the
+ * check's read, 500 a second at 1000 agents (BENCHMARKS.md). A stale cache cannot hide a cut
+ * for long: the renewal, a write, is due every --fence-renew, and once due every check writes
+ * until one succeeds. Not cached: the read again after a 409, and before the deletion.
+ */
+static int read_own(struct agent *a, int64_t until, int cached)
+{
+	char lp[sizeof a->path + LEASE_NAME_MAX + 24];
 	int st;
 
 	a->have_own = 0;
-	snprintf(lp, sizeof lp, "%s/%s", a->path, a->lease);
-	st = kube_call_within(&a->kc, API_MS, "reading the fence Lease", "GET", lp, NULL, 0, a->answer, sizeof a->answer);
+	snprintf(lp, sizeof lp, "%s/%s%s", a->path, a->lease, cached ? "?resourceVersion=0" : "");
+	st = kube_call_within(&a->kc, api_ms(until), "reading the fence Lease", "GET", lp, NULL, 0, a->answer,
+	    sizeof a->answer);
 	pet(a);
 	if (st == 200) {
 		a->own.why[0] = '\0';
@@ -343,9 +357,9 @@ static int read_own(struct agent *a)
 	return st;
 }
 
-/* Writes our Lease (PUT on the one read, or POST when there is none), with fencing when not
- * NULL: the HTTP status, or -1. */
-static int write_own(struct agent *a, const char *fencing)
+/* Writes our Lease (PUT on the one read, or POST when there is none) by until, with fencing
+ * when not NULL: the HTTP status, or -1. */
+static int write_own(struct agent *a, const char *fencing, int64_t until)
 {
 	char now[LEASE_TIME_LEN + 1], lp[sizeof a->path + LEASE_NAME_MAX + 2];
 	struct timespec wall;
@@ -363,7 +377,7 @@ static int write_own(struct agent *a, const char *fencing)
 		return -1;
 	}
 	snprintf(lp, sizeof lp, "%s%s%s", a->path, a->have_own ? "/" : "", a->have_own ? a->lease : "");
-	st = kube_call_within(&a->kc, API_MS, a->have_own ? "renewing the fence Lease" : "creating the fence Lease",
+	st = kube_call_within(&a->kc, api_ms(until), a->have_own ? "renewing the fence Lease" : "creating the fence Lease",
 	    a->have_own ? "PUT" : "POST", lp, a->body, strlen(a->body), NULL, 0);
 	pet(a);
 	if (!kube_done(st))
@@ -371,11 +385,13 @@ static int write_own(struct agent *a, const char *fencing)
 	return st;
 }
 
-/* Reads our Lease and, when due, renews it (once more after a 409): whether the API server was
- * reached as the rules count it; *requested: the Lease carries a fence request. */
+/* Reads our Lease and, when due, renews it (once more after a 409), all within FENCE_LEASE_MS:
+ * whether the API server was reached as the rules count it; *requested: the Lease carries a
+ * fence request. */
 static int lease_check(struct agent *a, int64_t now, int *requested)
 {
-	int st = read_own(a), w = -1;
+	int64_t until = now + FENCE_LEASE_MS;
+	int st = read_own(a, until, 1), w = -1;
 	/* a Lease gone (404) is written again now: until then the watcher sees no agent */
 	int due = !a->written || now - a->renewed >= a->s->fence_renew * 1000 || st == 404;
 	char req[sizeof a->request];
@@ -394,9 +410,9 @@ static int lease_check(struct agent *a, int64_t now, int *requested)
 	if (!due)
 		return st == 200;
 	for (int tries = 0; tries < 2 && (st == 200 || st == 404); tries++) {
-		if ((w = write_own(a, NULL)) != 409)
+		if ((w = write_own(a, NULL, until)) != 409)
 			break;
-		st = read_own(a);
+		st = read_own(a, until, 0);
 	}
 	if (!kube_done(w))
 		return 0;
@@ -418,7 +434,7 @@ static void lease_delete(struct agent *a)
 {
 	char lp[sizeof a->path + LEASE_NAME_MAX + 2], req[sizeof a->request], body[NODE_RV_MAX + 128];
 	struct json_buf b;
-	int st = read_own(a);
+	int st = read_own(a, clock_ms() + FENCE_API_MS, 0);
 
 	if (st != 200 || ann_get(a->own.anns, a->own.annlen, JSON_FENCE_REQUEST, req, sizeof req)) {
 		say("Lease %s/%s left in place: %s", a->s->fence_namespace, a->lease, st == 404 ? "it is gone already" :
@@ -430,7 +446,7 @@ static void lease_delete(struct agent *a)
 	json_str(&b, a->own.rv);
 	json_raw(&b, "}}");
 	snprintf(lp, sizeof lp, "%s/%s", a->path, a->lease);
-	st = json_buf_end(&b) < 0 ? -1 : kube_call_within(&a->kc, API_MS, "deleting the fence Lease", "DELETE", lp, body,
+	st = json_buf_end(&b) < 0 ? -1 : kube_call_within(&a->kc, FENCE_API_MS, "deleting the fence Lease", "DELETE", lp, body,
 	    strlen(body), NULL, 0);
 	if (kube_done(st))
 		say("Deleted lease %s/%s: the watcher sees no agent on this node", a->s->fence_namespace, a->lease);
@@ -449,7 +465,7 @@ static void list_peers(struct agent *a, int64_t now)
 	if (!fence_list_due(&a->st, now))
 		return;
 	snprintf(lp, sizeof lp, "%s?labelSelector=" LEASE_FENCE_LABEL_KEY "%%3D" LEASE_FENCE_LABEL_VALUE "&limit=%d", a->path, LIST_LIMIT);
-	st = kube_call_within(&a->kc, API_MS, "listing the fence Leases", "GET", lp, NULL, 0, a->list, LIST_MAX);
+	st = kube_call_within(&a->kc, FENCE_PEERS_MS, "listing the fence Leases", "GET", lp, NULL, 0, a->list, LIST_MAX);
 	pet(a);
 	if (st == 200) {
 		a->npeers = 0;
@@ -488,7 +504,7 @@ static struct fence_answers ask_peers(struct agent *a)
 		if (peer_addr(c, a->peers[i].addr) < 0 || peer_ask(c, &a->key, a->peers[i].addr, a->s->self_node) < 0)
 			c->reqlen = 0;
 	}
-	peer_run(a->calls, a->npeers, clock_ms() + PEER_DEADLINE_MS);
+	peer_run(a->calls, a->npeers, clock_ms() + FENCE_PEERS_MS);
 	pet(a);
 	for (int i = 0; i < a->npeers; i++) {
 		int api, req, kind = 3;
@@ -568,7 +584,7 @@ static void fence_now(struct agent *a)
 		clock_gettime(CLOCK_REALTIME, &wall);
 		lease_microtime(now, (int64_t)wall.tv_sec, wall.tv_nsec / 1000);
 		snprintf(value, sizeof value, "%s %s", now, fence_reason_name(why));
-		if (kube_done(write_own(a, value)))
+		if (kube_done(write_own(a, value, clock_ms() + FENCE_API_MS)))
 			say("Wrote %s on lease %s/%s", JSON_FENCE_FENCING, a->s->fence_namespace, a->lease);
 		else
 			say("Writing %s on lease %s/%s failed (%s); fencing all the same", JSON_FENCE_FENCING, a->s->fence_namespace,
@@ -778,7 +794,7 @@ static void check(struct agent *a)
 	o.api = lease_check(a, now, &o.requested);
 	share(a, set_api, o.api);
 	if (a->kubelet_on) {
-		peer_run(&a->kubelet, 1, clock_ms() + KUBELET_MS);
+		peer_run(&a->kubelet, 1, clock_ms() + FENCE_KUBELET_MS);
 		a->kubelet_status = peer_status(&a->kubelet);
 		o.kubelet = a->kubelet_status == 200 ? FENCE_KUBELET_OK : FENCE_KUBELET_BAD;
 		pet(a);
@@ -845,7 +861,7 @@ static int prepare(struct agent *a, const struct kube_target *t, char *err, size
 	a->action_s = strcmp(a->action, "reboot") == 0 ? FENCE_REBOOT_BOUND : s->fence_exec_timeout;
 	if (strcmp(a->action, "watchdog") == 0 && watchdog_open(a, err, errlen) < 0)
 		return -1;
-	a->safe = fence_safe_seconds(s->fence_renew, s->fence_after, s->fence_isolated_after, a->action_s);
+	a->safe = fence_safe_seconds(s->fence_renew, s->fence_after, s->fence_isolated_after, a->action_s, s->fence_check);
 	a->cfg = (struct fence_config){ s->fence_after * 1000, s->fence_isolated_after * 1000, a->safe * 1000 };
 	if (kubelet_url(a, err, errlen) < 0)
 		return -1;
@@ -880,11 +896,11 @@ int fence_run(const struct settings *s, const struct kube_target *t, const char 
 		return 2;
 	}
 	say("noderecover %s fence agent starting: node %s (from %s), lease %s/%s (namespace from %s), address %s, action %s "
-	    "(%llds), safe time %llds (renew %llds + fence after %llds + isolated after %llds + action %llds + margin %ds), "
+	    "(%llds), safe time %llds (renew %llds + fence after %llds + isolated after %llds + action %llds + margin %llds), "
 	    "check every %llds, kubelet %s; peers, /metrics, /livez and /readyz on %s; API server %s (its one address) from %s",
 	    version, s->self_node, s->self_source, s->fence_namespace, a->lease, s->fence_ns_source, s->fence_address, a->action,
 	    (long long)a->action_s, (long long)a->safe, (long long)s->fence_renew, (long long)s->fence_after,
-	    (long long)s->fence_isolated_after, (long long)a->action_s, FENCE_MARGIN, (long long)s->fence_check,
+	    (long long)s->fence_isolated_after, (long long)a->action_s, (long long)fence_margin(s->fence_check), (long long)s->fence_check,
 	    a->kubelet_on ? a->kubelet_url : "not checked", s->fence_listen, t->server, t->source);
 	fence_start(&a->st, clock_ms());
 	while (!*stop) {

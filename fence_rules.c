@@ -131,7 +131,14 @@ const char *fence_reason_name(enum fence_reason r)
 	return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }
 
-int64_t fence_safe_seconds(int64_t renew, int64_t fence_after, int64_t isolated_after, int64_t action)
+int64_t fence_margin(int64_t check)
 {
-	return renew + fence_after + isolated_after + action + FENCE_MARGIN;
+	int64_t longest = (FENCE_CHECK_LONGEST_MS + 999) / 1000, period = check > longest ? check : longest;
+
+	return 3 * period + longest + 1;
+}
+
+int64_t fence_safe_seconds(int64_t renew, int64_t fence_after, int64_t isolated_after, int64_t action, int64_t check)
+{
+	return renew + fence_after + isolated_after + action + fence_margin(check);
 }

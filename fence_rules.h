@@ -10,7 +10,18 @@
 
 #include <stdint.h>
 
-#define FENCE_MARGIN 5           /* seconds of S beyond the rest: checks every 2 s, the peers' deadline */
+/*
+ * The shell's deadlines (fence.c), which S counts. A check is, one after the other: its own
+ * Lease's requests (a read and, when due, a write; once more after a 409), all within
+ * FENCE_LEASE_MS, each within FENCE_API_MS; the kubelet's health; then the peers' list or one
+ * round of asking them. A check that ends early is followed by the next FENCE_CHECK later; one
+ * that runs long, at once.
+ */
+#define FENCE_API_MS 2000        /* one request to the API server */
+#define FENCE_LEASE_MS 4000      /* a check's requests on its own Lease, together */
+#define FENCE_KUBELET_MS 1000    /* the kubelet's health */
+#define FENCE_PEERS_MS 2000      /* the peers' list, or a round of asking them all at once */
+#define FENCE_CHECK_LONGEST_MS (FENCE_LEASE_MS + FENCE_KUBELET_MS + FENCE_PEERS_MS)
 #define FENCE_REBOOT_BOUND 10    /* seconds: reboot's action bound (sync's deadline) */
 #define FENCE_KUBELET_BAD_CHECKS 2 /* a request is served on a kubelet unhealthy this many checks in a row */
 #define FENCE_LISTS 16           /* the last peer lists kept: 8 minutes of lists at the fast pace */
@@ -115,7 +126,16 @@ int fence_list_due(const struct fence_state *st, int64_t now);
 const char *fence_phase_name(enum fence_phase p);
 const char *fence_reason_name(enum fence_reason r);
 
-/* The safe time S in seconds: renew + fence_after + isolated_after + action + FENCE_MARGIN, all in seconds. */
-int64_t fence_safe_seconds(int64_t renew, int64_t fence_after, int64_t isolated_after, int64_t action);
+/*
+ * The safe time S in seconds, all in seconds: renew + fence_after + isolated_after + action +
+ * fence_margin(check). The watcher taints S after the last renewal it saw; the agent, cut off
+ * just after it, fences before S has passed: its next renewal fails at the first check once
+ * renew has passed (one period P = max(check, the longest check) late at most), fence_after
+ * and isolated_after are each noticed at a check (P late each), and the check that decides ends
+ * before it acts (the longest check), then the action: 3 P + the longest check + 1 s of
+ * rounding. tests/unit/test_fence_rules.c plays that timeline against the rules.
+ */
+int64_t fence_margin(int64_t check);
+int64_t fence_safe_seconds(int64_t renew, int64_t fence_after, int64_t isolated_after, int64_t action, int64_t check);
 
 #endif

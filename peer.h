@@ -21,7 +21,6 @@
 #define PEER_NONCE_LEN 32                     /* hex digits: 16 random bytes */
 #define PEER_SIG_LEN 64                       /* hex digits of an HMAC-SHA256 */
 #define PEER_NODE_MAX 253
-#define PEER_DEADLINE_MS 2000                 /* a round of asking, all peers at once */
 #define PEER_REQUEST_MAX 512                  /* a request we send: a node name, a nonce, a signature */
 #define PEER_ANSWER_MAX 1024                  /* an answer we read: more is not an answer */
 

@@ -145,7 +145,7 @@ const struct settings_row settings_rows[O_COUNT] = {
 	[O_TLS_NAME] = { .flag = "--tls-server-name", .arg = " NAME", .kind = SETTINGS_TEXT,
 		.field = F(tls_server_name), .meaning = "the name to verify the server's certificate against" },
 	/* The fence agent's (docs/fence.md): not passed to the watcher's pod; the agent's DaemonSet sets its own. */
-	[O_FENCE_CHECK] = { .flag = "--fence-check", .arg = " DURATION", .env = "NODE_RECOVERY_FENCE_CHECK", .dflt = "2s",
+	[O_FENCE_CHECK] = { .flag = "--fence-check", .arg = " DURATION", .env = "NODE_RECOVERY_FENCE_CHECK", .dflt = "5s",
 		.kind = SETTINGS_DURATION, .min = 1, .max = 3600, .field = F(fence_check), .blank_unset = 1,
 		.meaning = "agent: time between checks" },
 	[O_FENCE_AFTER] = { .flag = "--fence-after", .arg = " DURATION", .env = "NODE_RECOVERY_FENCE_AFTER", .dflt = "30s",

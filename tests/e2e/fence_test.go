@@ -41,14 +41,15 @@ import (
 )
 
 // The agents' timings: short, so a case takes seconds. The safe time they publish is
-// renew + after + isolated + exec timeout + 5 s (docs/fence.md) = 18 s.
+// renew + after + isolated + exec timeout + the margin for checks of up to 7 s, 29 s
+// (docs/fence.md) = 42 s.
 const (
 	fenceCheck       = "1s"
 	fenceAfter       = 3 * time.Second
 	fenceIsolated    = 3 * time.Second
 	fenceRenew       = 5 * time.Second
 	fenceExecTimeout = 2 * time.Second
-	fenceSafe        = fenceRenew + fenceAfter + fenceIsolated + fenceExecTimeout + 5*time.Second
+	fenceSafe        = fenceRenew + fenceAfter + fenceIsolated + fenceExecTimeout + 29*time.Second
 	fenceMinSafe     = "5s" // the watcher's floor, below the agents' S: the Lease's S counts
 	fenceTaintAfter  = 2    // the watchers' --taint-after, seconds
 
@@ -607,7 +608,7 @@ func TestFence(t *testing.T) {
 func fenceCutOff(t *testing.T, fc *fenceCase) {
 	safe := fc.startAgents(t, fenceAfter, fenceIsolated)
 	if safe != fenceSafe {
-		t.Errorf("the agents publish a safe time of %s, want %s (renew + after + isolated + exec timeout + 5 s)", safe, fenceSafe)
+		t.Errorf("the agents publish a safe time of %s, want %s (renew + after + isolated + exec timeout + 29 s)", safe, fenceSafe)
 	}
 	fc.startWatcherFence(t, "prefer")
 	n := fc.nodes[0]

@@ -32,8 +32,9 @@ FENCING = "noderecover.io/fencing"
 REQUEST = "noderecover.io/fence-request"
 LABEL = ("app.kubernetes.io/component", "fence-agent")
 TOKEN_2 = "second-agent-token-0123456789abcdef"
-# check 1 s, fence after 2 s, isolated after 2 s, renew 3 s, exec bound 2 s: S = 3+2+2+2+5
-SAFE_S = 14
+# check 1 s, fence after 2 s, isolated after 2 s, renew 3 s, exec bound 2 s, and the margin for
+# a check of up to 7 s (fence_rules.h: 3 x 7 + 7 + 1): S = 3+2+2+2+29
+SAFE_S = 38
 
 
 def free_port():

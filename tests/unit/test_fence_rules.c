@@ -7,6 +7,7 @@
  * control-plane outage, a fence with the API server and the kubelet healthy, a fence on a stale
  * request right after boot, ...) must each fail some row: a table they pass proves nothing.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "check.h"
@@ -16,7 +17,7 @@
 #define HORIZON 300
 #define FA 30    /* fence_after */
 #define IA 30    /* isolated_after */
-#define SAFE 135 /* S: the defaults' */
+#define SAFE 159 /* S: the defaults' (check 5 s) */
 #define NEVER (-1)
 
 enum api { UP, DOWN, HEAL, TWO_CUTS, FLAP };
@@ -465,16 +466,74 @@ static void t_peers_counted(void)
 	    st.phase == FENCE_ASKING);
 }
 
-/* S = renew + fence_after + isolated_after + action + margin: the defaults' 135 s. */
+/* S = renew + fence_after + isolated_after + action + margin: 159 s with the defaults. */
 static void t_safe_time(void)
 {
-	check(fence_safe_seconds(60, 30, 30, 10) == 135);
-	check(fence_safe_seconds(1, 1, 1, 1) == 4 + FENCE_MARGIN);
-	check(FENCE_MARGIN == 5);
+	check(fence_safe_seconds(60, 30, 30, 10, 5) == 159);
+	check(fence_margin(1) == fence_margin(7) && fence_margin(7) == 29);
+	check(fence_margin(30) == 3 * 30 + 7 + 1);
+}
+
+/*
+ * The timeline S is made for, played against the rules with the shell's worst timings: a
+ * renewal at 0 (the watcher counts S from it), then a cut that begins at any moment before the
+ * next renewal, so that every request fails after it; checks every --fence-check, or at once
+ * after one that ran long; a healthy check lasting nothing or the longest, a cut one the
+ * longest; no peer known (isolated). The action must end by S. A margin that forgets a
+ * check's rounding (the 5 s it was) fails with a cut just before the renewal is due.
+ */
+static void t_fences_within_safe_time(void)
+{
+	/* renew, fence_after and isolated_after over a period's residues: each noticed up to a check late */
+	const int64_t checks[] = { 1, 2, 5, 7, 10, 30 }, renews[] = { 10, 56, 57, 58, 59, 60, 61, 62 }, action = 10;
+	int64_t worst = INT64_MIN;
+
+	for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
+		for (size_t r = 0; r < sizeof renews / sizeof renews[0]; r++)
+			for (int64_t fa = 28; fa < 36; fa++)
+				for (int64_t ia = 28; ia < 36; ia++)
+					for (int64_t healthy_ms = 0; healthy_ms <= FENCE_CHECK_LONGEST_MS; healthy_ms += FENCE_CHECK_LONGEST_MS)
+						for (int64_t cut = 0; cut < (renews[r] + 40) * 1000; cut += 500) {
+							const int64_t P = checks[i] * 1000, S = fence_safe_seconds(renews[r], fa, ia, action, checks[i]);
+							const struct fence_config c = { fa * 1000, ia * 1000, S * 1000 };
+							struct fence_state st;
+							int64_t now = 0, renewed = 0, done = -1;
+
+							fence_start(&st, -3600000);
+							while (done < 0 && now < 3600000) {
+								int due = now - renewed >= renews[r] * 1000, up = now < cut;
+								/* a due renewal is written at the end of the check's Lease requests */
+								int api = up && (!due || now + FENCE_LEASE_MS < cut);
+								struct fence_obs o = { api, FENCE_KUBELET_OFF, 0 };
+								int64_t took = api ? healthy_ms : FENCE_CHECK_LONGEST_MS;
+								enum fence_do d = fence_check(&st, &c, &o, now);
+
+								if (api && due)
+									renewed = now;
+								if (d == FENCE_ASK_PEERS)
+									d = fence_answers(&st, &c, &(struct fence_answers){ 0 }, now);
+								if (d == FENCE_FENCE)
+									done = now + took + action * 1000;
+								now += took > P ? took : P;
+							}
+							if (done < 0 || done > renewed + S * 1000) {
+								fprintf(stderr, "check %llds, renew %llds, after %llds, isolated %llds, healthy check %lldms, "
+								    "cut at %lldms: fence ends at %lldms, S %llds after the renewal at %lldms\n",
+								    (long long)checks[i], (long long)renews[r], (long long)fa, (long long)ia,
+								    (long long)healthy_ms, (long long)cut, (long long)done, (long long)S, (long long)renewed);
+								check(0);
+								return;
+							}
+							if (done - renewed - S * 1000 > worst)
+								worst = done - renewed - S * 1000;
+						}
+	/* nor loose: whole seconds and a 7 s period leave the worst case within 5 s of S */
+	check(worst <= 0 && worst > -5000);
 }
 
 static const struct test tests[] = {
 	{ "table", t_table },
+	{ "fences_within_safe_time", t_fences_within_safe_time },
 	{ "defects_caught", t_defects_caught },
 	{ "healthy_never_asks", t_healthy_never_asks },
 	{ "fenced_is_final", t_fenced_is_final },

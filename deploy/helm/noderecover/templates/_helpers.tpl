@@ -205,7 +205,7 @@ not the agent's default, seconds as whole seconds, in manifests.c's fence_passed
 the agent would refuse fails the render. Renders the env items. */}}
 {{- define "noderecover.fenceEnv" -}}
 {{- $f := .Values.fence -}}
-{{- range list (list "check" "NODE_RECOVERY_FENCE_CHECK" 1 3600 2) (list "after" "NODE_RECOVERY_FENCE_AFTER" 1 86400 30) (list "isolatedAfter" "NODE_RECOVERY_FENCE_ISOLATED_AFTER" 1 86400 30) (list "renew" "NODE_RECOVERY_FENCE_RENEW" 1 86400 60) (list "action" "NODE_RECOVERY_FENCE_ACTION") (list "exec" "NODE_RECOVERY_FENCE_EXEC") (list "execTimeout" "NODE_RECOVERY_FENCE_EXEC_TIMEOUT" 1 3600 10) (list "watchdog" "NODE_RECOVERY_FENCE_WATCHDOG" "/dev/watchdog") (list "watchdogTimeout" "NODE_RECOVERY_FENCE_WATCHDOG_TIMEOUT" 1 3600 10) (list "kubeletUrl" "NODE_RECOVERY_FENCE_KUBELET_URL" "http://127.0.0.1:10248/healthz") }}
+{{- range list (list "check" "NODE_RECOVERY_FENCE_CHECK" 1 3600 5) (list "after" "NODE_RECOVERY_FENCE_AFTER" 1 86400 30) (list "isolatedAfter" "NODE_RECOVERY_FENCE_ISOLATED_AFTER" 1 86400 30) (list "renew" "NODE_RECOVERY_FENCE_RENEW" 1 86400 60) (list "action" "NODE_RECOVERY_FENCE_ACTION") (list "exec" "NODE_RECOVERY_FENCE_EXEC") (list "execTimeout" "NODE_RECOVERY_FENCE_EXEC_TIMEOUT" 1 3600 10) (list "watchdog" "NODE_RECOVERY_FENCE_WATCHDOG" "/dev/watchdog") (list "watchdogTimeout" "NODE_RECOVERY_FENCE_WATCHDOG_TIMEOUT" 1 3600 10) (list "kubeletUrl" "NODE_RECOVERY_FENCE_KUBELET_URL" "http://127.0.0.1:10248/healthz") }}
 {{- $key := index . 0 -}}
 {{- $v := get $f $key -}}
 {{- if eq (len .) 5 -}}
