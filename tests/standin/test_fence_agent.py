@@ -264,6 +264,20 @@ class FenceAgent(Case):
         self.assertIn("no peer answered", self.log(errp))
         self.assertEqual(self.get("/readyz")[0], 503)
 
+    def test_must_fail_reads_answer_but_renewals_fail(self):
+        """The check reads its Lease from the API server's watch cache, which can answer while
+        every write fails (a server cut off from etcd): once the renewal is due every check
+        writes, and the agent counts itself cut off until one succeeds, so it fences."""
+        srv = self.start_server()
+        p, errp = self.agent()   # renew 3 s
+        self.armed(errp)
+        srv.on(Reply(503, status_body(503, "ServiceUnavailable", "etcd is unavailable")), times=None, method="PUT",
+               path_prefix="/apis/coordination.k8s.io/")
+        self.assertEqual(self.fenced_with(25), ["n1"], "never fenced while its renewals failed\n" + self.log(errp))
+        reads = [r for r in srv.reqs(method="GET") if r.path.endswith("/noderecover-fence-n1")]
+        self.assertTrue(reads and all(("resourceVersion", "0") in r.query for r in reads),
+                        "the check's reads are not the watch cache's: %s" % [r.target for r in reads[:3]])
+
     def test_stop_deletes_lease(self):
         """A SIGTERM before any fence deletes the agent's Lease (resourceVersion precondition):
         the watcher sees no agent, not an armed one gone silent."""
