@@ -462,7 +462,7 @@ static void list_peers(struct agent *a, int64_t now)
 	struct list_ctx l = { a, { .why = "" } };
 	int st, before = a->npeers;
 
-	if (!fence_list_due(&a->st, now))
+	if (!fence_list_due(&a->st, &a->cfg, now))
 		return;
 	snprintf(lp, sizeof lp, "%s?labelSelector=" LEASE_FENCE_LABEL_KEY "%%3D" LEASE_FENCE_LABEL_VALUE "&limit=%d", a->path, LIST_LIMIT);
 	st = kube_call_within(&a->kc, FENCE_PEERS_MS, "listing the fence Leases", "GET", lp, NULL, 0, a->list, LIST_MAX);
@@ -475,11 +475,12 @@ static void list_peers(struct agent *a, int64_t now)
 		}
 	}
 	if (st != 200) {
-		/* said once until a list succeeds; tried again every check meanwhile */
+		/* said once until a list succeeds; tried again after 30 s, then less often */
 		if (!a->list_failing)
-			say("Listing the peers failed (%s); the %d known are kept, listing again every check",
+			say("Listing the peers failed (%s); the %d known are kept, listing again in 30s, less often while it fails",
 			    st < 0 && l.r.why[0] ? l.r.why : kube_error(&a->kc), a->npeers);
 		a->list_failing = 1;
+		fence_list_failed(&a->st, now);
 		return;
 	}
 	a->list_failing = 0;
@@ -862,7 +863,8 @@ static int prepare(struct agent *a, const struct kube_target *t, char *err, size
 	if (strcmp(a->action, "watchdog") == 0 && watchdog_open(a, err, errlen) < 0)
 		return -1;
 	a->safe = fence_safe_seconds(s->fence_renew, s->fence_after, s->fence_isolated_after, a->action_s, s->fence_check);
-	a->cfg = (struct fence_config){ s->fence_after * 1000, s->fence_isolated_after * 1000, a->safe * 1000 };
+	a->cfg = (struct fence_config){ s->fence_after * 1000, s->fence_isolated_after * 1000, a->safe * 1000,
+	    (int)(text_hash(s->self_node) % 1000) };
 	if (kubelet_url(a, err, errlen) < 0)
 		return -1;
 	if (!(a->list = malloc(LIST_MAX)))

@@ -91,6 +91,7 @@ void fence_listed(struct fence_state *st, int count, int64_t now)
 
 	st->list_at[i] = now;
 	st->list_count[i] = count;
+	st->list_failures = 0;
 }
 
 int fence_peers(const struct fence_state *st, const struct fence_config *c)
@@ -107,16 +108,30 @@ int fence_peers(const struct fence_state *st, const struct fence_config *c)
 	return best;
 }
 
-int fence_list_due(const struct fence_state *st, int64_t now)
+void fence_list_failed(struct fence_state *st, int64_t now)
+{
+	st->list_failures++;
+	st->list_failed = now;
+}
+
+int fence_list_due(const struct fence_state *st, const struct fence_config *c, int64_t now)
 {
 	int last, before;
+	int64_t pace, since;
 
-	if (st->lists == 0)
+	if (st->list_failures > 0) {
+		pace = FENCE_LIST_FAST << (st->list_failures < 5 ? st->list_failures - 1 : 4);
+		pace = pace < FENCE_LIST_SLOW ? pace : FENCE_LIST_SLOW;
+		since = st->list_failed;
+	} else if (st->lists == 0) {
 		return 1;
-	last = st->list_count[(st->lists - 1) % FENCE_LISTS];
-	before = st->lists > 1 ? st->list_count[(st->lists - 2) % FENCE_LISTS] : last;
-	return now - st->list_at[(st->lists - 1) % FENCE_LISTS] >=
-	    (now - st->started < FENCE_NEW || last == 0 || last < before ? FENCE_LIST_FAST : FENCE_LIST_SLOW);
+	} else {
+		last = st->list_count[(st->lists - 1) % FENCE_LISTS];
+		before = st->lists > 1 ? st->list_count[(st->lists - 2) % FENCE_LISTS] : last;
+		pace = now - st->started < FENCE_NEW || last == 0 || last < before ? FENCE_LIST_FAST : FENCE_LIST_SLOW;
+		since = st->list_at[(st->lists - 1) % FENCE_LISTS];
+	}
+	return now - since >= pace + pace * c->jitter / 4000;
 }
 
 const char *fence_phase_name(enum fence_phase p)

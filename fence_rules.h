@@ -60,6 +60,8 @@ enum fence_kubelet { FENCE_KUBELET_OFF, FENCE_KUBELET_OK, FENCE_KUBELET_BAD };
 /* The settings the rules use, in milliseconds (safe: S). */
 struct fence_config {
 	int64_t fence_after, isolated_after, safe;
+	int jitter;                /* 0-999: this agent's share of a quarter more on each list pace, so that
+	                              the agents of one rollout do not list together (fence.c: from its name) */
 };
 
 /* The agent's memory between checks; times are monotonic ms, -1: not so. Set by fence_start. */
@@ -77,6 +79,8 @@ struct fence_state {
 	int64_t list_at[FENCE_LISTS];
 	int list_count[FENCE_LISTS];
 	int lists;                 /* lists recorded, ever */
+	int list_failures;         /* lists failed since the last that succeeded (fence_list_failed) */
+	int64_t list_failed;       /* when the last of them failed */
 };
 
 /* One check's observation. */
@@ -116,11 +120,14 @@ enum fence_do fence_answers(struct fence_state *st, const struct fence_config *c
  * to now: an agent cut off lists no more, and its last list is up to FENCE_LIST_SLOW old.
  */
 void fence_listed(struct fence_state *st, int count, int64_t now);
+void fence_list_failed(struct fence_state *st, int64_t now);
 int fence_peers(const struct fence_state *st, const struct fence_config *c);
 /* Whether a list is due at now: never listed, or FENCE_LIST_FAST since the last while the agent
  * is younger than FENCE_NEW or the last list found none or fewer than the one before it, else
- * FENCE_LIST_SLOW. A failed list is not recorded: it is due again at the next check. */
-int fence_list_due(const struct fence_state *st, int64_t now);
+ * FENCE_LIST_SLOW. After a failed list, FENCE_LIST_FAST since it, doubling with each failure in
+ * a row up to FENCE_LIST_SLOW: an API server too loaded to answer a list is not asked again by
+ * every agent at every check. Each pace is this agent's jitter longer. */
+int fence_list_due(const struct fence_state *st, const struct fence_config *c, int64_t now);
 
 /* The phase's and the reason's names, for the log and the metrics ("healthy", "kubelet", ...). */
 const char *fence_phase_name(enum fence_phase p);

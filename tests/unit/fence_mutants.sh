@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/unit/fence_mutants.sh OUT_DIR: defects put back on purpose into a copy of fence_rules.c,
-# each of which test_fence_rules (its table and its timeline) must catch (as tests/sim/mutants.sh
-# does for core.c); a mutant it passes fails this suite. The sources are never changed.
+# each of which test_fence_rules (its table, its timeline, its list pace) must catch (as
+# tests/sim/mutants.sh does for core.c); a mutant it passes fails this suite. The sources are never changed.
 set -u
 cd "$(dirname "$0")/../.."
 out=${1:-build/unit}/fence-mutants
@@ -18,7 +18,7 @@ mutant() {
 	elif ! gcc -std=c11 -D_DEFAULT_SOURCE -O1 -w -I. -o "$out/$1" tests/unit/test_fence_rules.c "$out/$1.c"; then
 		echo "fence mutant $1: does not compile"
 		failed=$((failed + 1))
-	elif (cd tests/unit && "../../$out/$1" table fences_within_safe_time >/dev/null 2>&1); then
+	elif (cd tests/unit && "../../$out/$1" table fences_within_safe_time list_pace >/dev/null 2>&1); then
 		echo "fence mutant $1: NOT caught"
 		failed=$((failed + 1))
 	else
@@ -57,5 +57,8 @@ mutant margin-fixed 'return 3 * period + longest + 1;' 'return 5;'
 mutant margin-two-periods 'return 3 * period + longest + 1;' 'return 2 * period + longest + 1;'
 # the deciding check's own length forgotten
 mutant margin-no-last-check 'return 3 * period + longest + 1;' 'return 3 * period + 1;'
+# a failed list tried again at the next check: every agent lists at every check while the API
+# server is too loaded to answer lists
+mutant list-retry-at-once '	if (st->list_failures > 0) {' '	if (0) {'
 echo "fence mutants: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -418,20 +418,33 @@ static void t_phases(void)
 static void t_list_pace(void)
 {
 	const int64_t m = 60000;
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0 }, late = { FA * 1000, IA * 1000, SAFE * 1000, 999 };
 	struct fence_state st;
 
 	fence_start(&st, 0);
-	check(fence_list_due(&st, 0));                     /* never listed */
+	check(fence_list_due(&st, &c, 0));                 /* never listed */
 	fence_listed(&st, 5, 0);
-	check(!fence_list_due(&st, 29000) && fence_list_due(&st, 30000));   /* new: every 30 s */
+	check(!fence_list_due(&st, &c, 29000) && fence_list_due(&st, &c, 30000));   /* new: every 30 s */
+	check(!fence_list_due(&st, &late, 30000) && !fence_list_due(&st, &late, 37000) && fence_list_due(&st, &late, 37500));
 	fence_listed(&st, 5, 4 * m);
-	check(!fence_list_due(&st, 5 * m) && !fence_list_due(&st, 9 * m - 1) && fence_list_due(&st, 9 * m));
+	check(!fence_list_due(&st, &c, 5 * m) && !fence_list_due(&st, &c, 9 * m - 1) && fence_list_due(&st, &c, 9 * m));
 	fence_listed(&st, 3, 9 * m);                       /* fewer than the one before: fast again */
-	check(fence_list_due(&st, 9 * m + 30000));
+	check(fence_list_due(&st, &c, 9 * m + 30000));
 	fence_listed(&st, 3, 10 * m);                      /* as many: slow */
-	check(!fence_list_due(&st, 11 * m));
+	check(!fence_list_due(&st, &c, 11 * m));
 	fence_listed(&st, 0, 20 * m);                      /* none: fast */
-	check(fence_list_due(&st, 20 * m + 30000));
+	check(fence_list_due(&st, &c, 20 * m + 30000));
+	/* failed lists: 30 s after the failure, doubling, at most 5 minutes; a success resets it */
+	fence_start(&st, 0);
+	fence_list_failed(&st, 0);
+	check(!fence_list_due(&st, &c, 5000) && !fence_list_due(&st, &c, 29999) && fence_list_due(&st, &c, 30000));
+	fence_list_failed(&st, 30000);
+	check(!fence_list_due(&st, &c, 89999) && fence_list_due(&st, &c, 90000));
+	for (int i = 0; i < 8; i++)
+		fence_list_failed(&st, 90000);
+	check(!fence_list_due(&st, &c, 90000 + 5 * m - 1) && fence_list_due(&st, &c, 90000 + 5 * m));
+	fence_listed(&st, 4, 100 * m);                     /* an old agent again: slow */
+	check(!fence_list_due(&st, &c, 105 * m - 1) && fence_list_due(&st, &c, 105 * m));
 }
 
 /* The peers counted for the majority: the most of the lists within S of the newest. */
