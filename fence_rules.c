@@ -128,7 +128,10 @@ int fence_list_due(const struct fence_state *st, const struct fence_config *c, i
 	} else {
 		last = st->list_count[(st->lists - 1) % FENCE_LISTS];
 		before = st->lists > 1 ? st->list_count[(st->lists - 2) % FENCE_LISTS] : last;
-		pace = now - st->started < FENCE_NEW || last == 0 || last < before ? FENCE_LIST_FAST : FENCE_LIST_SLOW;
+		/* young and still learning (its first list, or more than the one before), or none or
+		 * fewer than before: fast */
+		pace = (now - st->started < FENCE_NEW && (st->lists == 1 || last > before)) || last == 0 || last < before ?
+		    FENCE_LIST_FAST : FENCE_LIST_SLOW;
 		since = st->list_at[(st->lists - 1) % FENCE_LISTS];
 	}
 	return now - since >= pace + pace * c->jitter / 4000;

@@ -27,7 +27,7 @@
 #define FENCE_LISTS 16           /* the last peer lists kept: 8 minutes of lists at the fast pace */
 #define FENCE_LIST_FAST 30000    /* ms: the peers listed this often while the agent is new or they shrank */
 #define FENCE_LIST_SLOW 300000   /* ms: otherwise this often (one list of at most 300 small Leases) */
-#define FENCE_NEW 300000         /* ms: an agent this young lists at the fast pace (a rollout's first agents) */
+#define FENCE_NEW 300000         /* ms: an agent this young lists at the fast pace while its lists grow (a rollout) */
 
 /* Where the agent stands, as of its last check. */
 enum fence_phase {
@@ -123,8 +123,9 @@ void fence_listed(struct fence_state *st, int count, int64_t now);
 void fence_list_failed(struct fence_state *st, int64_t now);
 int fence_peers(const struct fence_state *st, const struct fence_config *c);
 /* Whether a list is due at now: never listed, or FENCE_LIST_FAST since the last while the agent
- * is younger than FENCE_NEW or the last list found none or fewer than the one before it, else
- * FENCE_LIST_SLOW. After a failed list, FENCE_LIST_FAST since it, doubling with each failure in
+ * is younger than FENCE_NEW and still learning (its first list, or its last found more than the
+ * one before: a rollout under way), or while the last found none or fewer than the one before,
+ * else FENCE_LIST_SLOW. After a failed list, FENCE_LIST_FAST since it, doubling with each failure in
  * a row up to FENCE_LIST_SLOW: an API server too loaded to answer a list is not asked again by
  * every agent at every check. Each pace is this agent's jitter longer. */
 int fence_list_due(const struct fence_state *st, const struct fence_config *c, int64_t now);

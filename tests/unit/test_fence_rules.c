@@ -426,7 +426,11 @@ static void t_list_pace(void)
 	fence_listed(&st, 5, 0);
 	check(!fence_list_due(&st, &c, 29000) && fence_list_due(&st, &c, 30000));   /* new: every 30 s */
 	check(!fence_list_due(&st, &late, 30000) && !fence_list_due(&st, &late, 37000) && fence_list_due(&st, &late, 37500));
-	fence_listed(&st, 5, 4 * m);
+	fence_listed(&st, 8, 30000);                       /* new and growing: still fast */
+	check(fence_list_due(&st, &c, 60000));
+	fence_listed(&st, 8, 60000);                       /* new, as many as before: the rollout is done, slow */
+	check(!fence_list_due(&st, &c, 90000) && !fence_list_due(&st, &c, 6 * m - 1) && fence_list_due(&st, &c, 6 * m));
+	fence_listed(&st, 8, 4 * m);
 	check(!fence_list_due(&st, &c, 5 * m) && !fence_list_due(&st, &c, 9 * m - 1) && fence_list_due(&st, &c, 9 * m));
 	fence_listed(&st, 3, 9 * m);                       /* fewer than the one before: fast again */
 	check(fence_list_due(&st, &c, 9 * m + 30000));
