@@ -82,9 +82,11 @@ func fenceBenchAgents(t *testing.T, c *cluster, bin, server, token, secret, chec
 		}
 		log.Close()
 		cmds = append(cmds, cmd)
-		// a DaemonSet's pods start over some seconds, not in one instant: 100 a second
-		if i%10 == 9 {
-			time.Sleep(100 * time.Millisecond)
+		// a DaemonSet's pods start over some seconds, not in one instant: 25 a second (faster,
+		// the 2-core machine's API server, loaded by 1000 new agents' TLS handshakes, ran past
+		// their 2 s deadlines)
+		if i%5 == 4 {
+			time.Sleep(200 * time.Millisecond)
 		}
 	}
 	stop := func() {
@@ -109,22 +111,25 @@ func fenceBenchAgents(t *testing.T, c *cluster, bin, server, token, secret, chec
 	return cmds, stop
 }
 
-func fenceBenchArmed(t *testing.T, c *cluster, n int, timeout time.Duration) {
+// fenceBenchArmed waits until n agents are armed (their Leases written), at most timeout: how
+// many are. Fewer is measured and reported, not a failure: an agent that cannot reach the API
+// server fences (its exec action, /bin/false) and the others carry on.
+func fenceBenchArmed(t *testing.T, c *cluster, n int, timeout time.Duration) int {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		l, err := c.cs.CoordinationV1().Leases(fenceBenchNS).List(context.Background(),
 			metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=fence-agent"})
-		if err == nil && len(l.Items) >= n {
-			return
+		got := 0
+		if err == nil {
+			got = len(l.Items)
 		}
-		if time.Now().After(deadline) {
-			got := 0
-			if l != nil {
-				got = len(l.Items)
+		if got >= n || time.Now().After(deadline) {
+			if got < n {
+				t.Logf("%d of %d agents armed after %s (err %v); their logs: %s", got, n, timeout, err,
+					filepath.Join(c.dir, "fence-bench"))
 			}
-			t.Fatalf("%d of %d agents armed after %s (err %v); their logs: %s", got, n, timeout, err,
-				filepath.Join(c.dir, "fence-bench"))
+			return got
 		}
 		time.Sleep(2 * time.Second)
 	}
@@ -229,8 +234,12 @@ func TestBenchFenceAgents(t *testing.T) {
 	for _, r := range runs {
 		began := time.Now()
 		cmds, stop := fenceBenchAgents(t, c, r.bin, rl.url(), token, secret, r.check, agents)
-		fenceBenchArmed(t, c, agents, 3*time.Minute)
-		t.Logf("%s: %d agents armed %s after the first started", r.name, agents, fmtSeconds(time.Since(began)))
+		armed := fenceBenchArmed(t, c, agents, 3*time.Minute)
+		t.Logf("%s: %d agents armed %s after the first started", r.name, armed, fmtSeconds(time.Since(began)))
+		if armed*10 < agents*9 {
+			t.Fatalf("%s: fewer than 90%% of the agents armed: nothing worth measuring", r.name)
+		}
+		r.name = fmt.Sprintf("%s (%d armed)", r.name, armed)
 		// the rollout: from all armed to the end of the first agent's first 5 minutes (FENCE_NEW)
 		measure(r.name, "rollout (to 5 min)", cmds, began, time.Until(began.Add(5*time.Minute)))
 		measure(r.name, "steady", cmds, began.Add(5*time.Minute+20*time.Second), window)
