@@ -10,7 +10,7 @@ top=$(pwd)
 B=build
 DEPS=$B/deps
 BEARSSL=$DEPS/bearssl
-LIB="access.c clock.c completion.c core.c election.c events.c fence.c fence_rules.c fencewait.c follow.c http.c http_parse.c tls.c json.c json_list.c json_scan.c json_write.c kube.c kubeconfig.c yaml.c lease.c listen.c manifests.c metrics.c pass.c peer.c plan.c plugin.c policy.c say.c settings.c table.c target.c text.c"
+LIB="access.c clock.c completion.c core.c decide.c election.c events.c fence.c fence_rules.c fencewait.c follow.c http.c http_parse.c tls.c json.c json_list.c json_scan.c json_write.c kube.c kubeconfig.c yaml.c lease.c listen.c manifests.c metrics.c pass.c peer.c plan.c plugin.c policy.c say.c settings.c table.c target.c text.c"
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration -Werror"
 # The compile line every build of our sources starts with: C11 with POSIX, threads (the
 # listener's), the warnings, BearSSL's and jsmn's headers. Each build adds only its own flags
