@@ -455,8 +455,9 @@ unit() {
 	for t in $B/unit/test_*; do
 		(cd tests/unit && "$top/$t") || rc=1
 	done
-	# the fence agent's rules with defects put back: test_fence_rules must catch each
-	sh tests/unit/fence_mutants.sh $B/unit || rc=1
+	# the pure modules with defects put back (the fence agent's rules, the pass's decide step):
+	# their unit tests must catch each
+	sh tests/unit/mutants.sh $B/unit || rc=1
 	return $rc
 }
 
