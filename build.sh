@@ -483,7 +483,7 @@ SIM_SEEDS=10000
 SIM_ELECTION_SEEDS=1000
 sim() {
 	mkdir -p $B/sim
-	gcc -std=c11 -D_DEFAULT_SOURCE -O2 $WARN -I. -o $B/sim/sim tests/sim/sim.c core.c table.c policy.c
+	gcc -std=c11 -D_DEFAULT_SOURCE -O2 $WARN -I. -o $B/sim/sim tests/sim/sim.c core.c decide.c fencewait.c table.c policy.c
 	seeds $B/sim/sim "${1:-1}" "${2:-$SIM_SEEDS}"
 }
 # seeds SIM FIRST COUNT: COUNT seeds of SIM from FIRST, split over two processes from 100 on.
