@@ -2,6 +2,7 @@
  * A pass's decide step (decide.h): the storm guard's step and each node's verdict, as pure
  * functions of (state, facts, now). No clock, no socket, no global, no line written.
  */
+#include <string.h>
 #include "decide.h"
 
 int decide_fresh(enum decide_view view)
@@ -48,10 +49,16 @@ enum decide_kind decide_again(const struct node_facts *f, const struct policy_se
 	return to_write(v, view);
 }
 
-void decide_fence(const struct fencewait *w, const struct fencewait_rules *r, const struct policy_summary *sum,
+void decide_fence(struct fencewait *w, const struct fencewait_rules *r, const struct policy_summary *sum,
     enum decide_view view, int64_t now, struct decide_fence_do *d)
 {
 	struct fencewait_do fd;
+
+	if (fencewait_back(w)) {
+		char node[sizeof w->node];
+		memcpy(node, w->node, sizeof node);
+		fencewait_init(w, node);
+	}
 
 	d->storm = sum->unknown * 2 > sum->nodes;
 	d->until = INT64_MAX;

@@ -98,10 +98,10 @@ struct decide_fence_do {
 /*
  * Asks node's fence wait w at now (monotonic ms): the storm mirror (more than half of sum's
  * nodes Unknown, whatever the guard's limit: the agents' majority rule's twin), a request only
- * on fresh facts. A record ready again before its request came off (FENCEWAIT_BACK) is the
- * caller's to start again (fencewait_init) before it asks.
+ * on fresh facts. A record whose node was Ready again and is Unknown once more before its
+ * request came off starts again (nothing read).
  */
-void decide_fence(const struct fencewait *w, const struct fencewait_rules *r, const struct policy_summary *sum,
+void decide_fence(struct fencewait *w, const struct fencewait_rules *r, const struct policy_summary *sum,
     enum decide_view view, int64_t now, struct decide_fence_do *d);
 
 #endif

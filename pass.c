@@ -71,19 +71,6 @@ static enum metrics_ready ready_metric(enum node_ready r)
 	    : r == NODE_READY_UNKNOWN ? METRICS_READY_UNKNOWN : METRICS_READY_NONE;
 }
 
-/* A node read, with the fence on: its record is kept while it is listed, and once it is Ready
- * again a request on its agent's Lease comes off (our taint on it says one may be there still,
- * from before a restart). */
-static void fence_seen(struct fencewait_table *t, const struct node_facts *f)
-{
-	struct fencewait *w = fencewait_find(t, f->name);
-
-	if (w)
-		w->seen = 1;
-	if (f->ready == NODE_READY_TRUE && (w || (f->oos_taint >= 0 && f->our_annotation && (w = fencewait_add(t, f->name)))))
-		fencewait_ready(w);
-}
-
 static int on_node(void *ctx, const struct node_facts *f, const char *why)
 {
 	struct pass *p = ctx;
@@ -107,7 +94,7 @@ static int on_node(void *ctx, const struct node_facts *f, const char *why)
 		return 0;
 	}
 	if (!p->row && p->loop->s->fence != FENCE_OFF)
-		fence_seen(&p->loop->fence, f);
+		fencewait_listed(&p->loop->fence, f);
 	k->f = *f;
 	k->fenced = 0;
 	policy_summary_add(&p->sum, &k->f);
@@ -537,8 +524,6 @@ static enum fenced fence(struct pass_loop *l, struct pass *p, struct pass_kept *
 		    k->f.name, FENCEWAIT_MAX);
 		return FENCED_WAIT;
 	}
-	if (w->phase == FENCEWAIT_BACK)   /* Unknown again before its request came off */
-		fencewait_init(w, k->f.name);
 	for (int step = 0; step < 4 && !*l->stop; step++) {
 		decide_fence(w, &rules, &p->sum, view, clock_ms(), &d);
 		switch (d.kind) {
@@ -580,10 +565,10 @@ static void fence_back(struct pass_loop *l)
 	struct json_fence f;
 	char why[200];
 
-	for (int i = l->fence.n - 1; i >= 0 && !*l->stop; i--) {
-		struct fencewait *w = &l->fence.w[i];
+	for (int i = fencewait_count(&l->fence) - 1; i >= 0 && !*l->stop; i--) {
+		struct fencewait *w = fencewait_at(&l->fence, i);
 		enum fencewait_got got = FENCEWAIT_GOT_NONE;
-		if (w->phase != FENCEWAIT_BACK)
+		if (!fencewait_back(w))
 			continue;
 		if (l->s->dry_run == DRY_RUN_NONE) {
 			if (!may_write(l))

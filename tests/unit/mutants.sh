@@ -85,6 +85,8 @@ decide_mutant fence-storm-lost 'd->storm = sum->unknown * 2 > sum->nodes;' 'd->s
 decide_mutant fence-request-on-table 'd->kind = decide_fresh(view) ? DECIDE_FENCE_REQUEST : DECIDE_FENCE_ASK;' 'd->kind = DECIDE_FENCE_REQUEST;'
 # a taint that the fence allows, written over a table that may lag
 decide_mutant fence-taint-on-table 'd->kind = decide_fresh(view) ? DECIDE_FENCE_TAINT : DECIDE_FENCE_CONFIRM;' 'd->kind = DECIDE_FENCE_TAINT;'
+# a node back and Unknown again keeps its old record: no Lease read before the wait goes on
+decide_mutant fence-back-kept '	if (fencewait_back(w)) {' '	if (0) {'
 # the fence skipped: a taint written before its agent has fenced
 decide_mutant fence-skipped '	if (v->action == POLICY_TAINT && fence)' '	if (0)'
 echo "unit mutants: $passed passed, $failed failed"

@@ -160,7 +160,7 @@ static void t_again(void)
 /* A record in a given phase, as reads and writes at 0 s and 1 s leave it (SAFE s of fence-safe-seconds). */
 #define MS(x) ((int64_t)((x) * 1000))
 #define SAFE 100
-enum rec { REC_NEW, REC_NO_AGENT, REC_ARMED, REC_REQUESTED };
+enum rec { REC_NEW, REC_NO_AGENT, REC_ARMED, REC_REQUESTED, REC_BACK };
 static void record(struct fencewait *w, enum rec k, const struct fencewait_rules *r)
 {
 	struct json_fence f;
@@ -174,13 +174,15 @@ static void record(struct fencewait *w, enum rec k, const struct fencewait_rules
 		fencewait_read(w, FENCEWAIT_GOT_NONE, &f, r, 0, 0);
 	if (k == REC_ARMED || k == REC_REQUESTED)
 		fencewait_read(w, FENCEWAIT_GOT_LEASE, &f, r, 0, 0);
-	if (k == REC_REQUESTED) {
+	if (k == REC_REQUESTED || k == REC_BACK) {
 		f.request = 1;
 		snprintf(f.rv, sizeof f.rv, "8");
 		fencewait_wrote(w, FENCEWAIT_GOT_LEASE, &f, r, MS(1), MS(1));
 		/* read again once S has passed, unchanged: safe */
 		fencewait_read(w, FENCEWAIT_GOT_LEASE, &f, r, MS(1 + SAFE), MS(1 + SAFE));
 	}
+	if (k == REC_BACK)
+		fencewait_ready(w);   /* Ready again, then Unknown once more before its request came off */
 }
 
 /* The fence wait as the pass asks it: the storm mirror and the freshness of the view. */
@@ -209,6 +211,8 @@ static void t_fence(void)
 		    DECIDE_FENCE_WAIT, 0, 1 },
 		{ "must-fail: requested and safe over a round: confirmed first", REC_REQUESTED, 0, 10, 1, PART, 1 + SAFE,
 		    DECIDE_FENCE_CONFIRM, 1, 0 },
+		{ "must-fail: back, then Unknown again: its old count is no fence, read anew", REC_BACK, 0, 10, 1, LIST, 1 + SAFE,
+		    DECIDE_FENCE_READ, 0, 0 },
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		struct fencewait_rules r = { rows[i].require, MS(45) };
