@@ -174,6 +174,31 @@ void fencewait_forget(struct fencewait_table *t, struct fencewait *w)
 	*w = t->w[--t->n];
 }
 
+int fencewait_back(const struct fencewait *w)
+{
+	return w->phase == FENCEWAIT_BACK;
+}
+
+int fencewait_count(const struct fencewait_table *t)
+{
+	return t->n;
+}
+
+struct fencewait *fencewait_at(struct fencewait_table *t, int i)
+{
+	return &t->w[i];
+}
+
+void fencewait_listed(struct fencewait_table *t, const struct node_facts *f)
+{
+	struct fencewait *w = fencewait_find(t, f->name);
+
+	if (w)
+		w->seen = 1;
+	if (f->ready == NODE_READY_TRUE && (w || (f->oos_taint >= 0 && f->our_annotation && (w = fencewait_add(t, f->name)))))
+		fencewait_ready(w);
+}
+
 void fencewait_sweep(struct fencewait_table *t)
 {
 	for (int i = t->n - 1; i >= 0; i--) {

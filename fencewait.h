@@ -41,7 +41,8 @@ enum fencewait_phase {
 	FENCEWAIT_BACK        /* the node is Ready again: a request on its Lease comes off, then the record goes */
 };
 
-/* One node's record. Its fields are fencewait.c's (the shell reads node and phase). */
+/* One node's record. Its fields are fencewait.c's (its callers read node and phase, and rv to
+ * test a request's write on). */
 struct fencewait {
 	char node[NODE_NAME_MAX + 1];
 	enum fencewait_phase phase;
@@ -71,6 +72,9 @@ struct fencewait_do {
 
 /* A new record for node (cut to fit): nothing read. */
 void fencewait_init(struct fencewait *w, const char *node);
+
+/* Whether w's node is Ready again, so a request on its Lease comes off (FENCEWAIT_REMOVE). */
+int fencewait_back(const struct fencewait *w);
 
 /*
  * What to do at now. storm: more than half the nodes are Unknown: nothing is requested or
@@ -117,5 +121,17 @@ struct fencewait *fencewait_add(struct fencewait_table *t, const char *node);
 void fencewait_forget(struct fencewait_table *t, struct fencewait *w);
 /* After a whole list: forgets the records whose node it did not hold (deleted), and starts the next count. */
 void fencewait_sweep(struct fencewait_table *t);
+
+/* How many records t holds, and the one at i (0 <= i < the count). A forget moves the last
+ * record into the forgotten one's place: walk from the end to forget as you go. */
+int fencewait_count(const struct fencewait_table *t);
+struct fencewait *fencewait_at(struct fencewait_table *t, int i);
+
+/*
+ * Node f was read in a list (the fence on): its record is kept through the sweep, and once it is
+ * Ready again a request on its agent's Lease comes off; our taint on it says one may be there
+ * still from before a restart, so such a node gets a record if it had none (none when t is full).
+ */
+void fencewait_listed(struct fencewait_table *t, const struct node_facts *f);
 
 #endif

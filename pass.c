@@ -1,14 +1,17 @@
 /*
- * One pass: list every node, decide for each, then act, saying each decision and outcome once.
- * Owns the pass's bookkeeping (the nodes kept for action, the list's summary) and the words
- * of every log line about a node or the storm guard. Nothing is done until the whole list is
- * read. Never sleeps between passes; the loop (noderecover.c) decides when a pass runs.
+ * One pass: list every node (or take the table's), ask the decide step (decide.c: the storm
+ * guard, each node's verdict, the fence wait) what to do, carry it out, and say each decision
+ * and outcome once. Owns the pass's bookkeeping (the nodes kept for action, the list's summary)
+ * and the words of every log line, Event and metric about a node or the storm guard; decides
+ * nothing itself. Nothing is done until the whole list is read. Never sleeps between passes;
+ * the loop (noderecover.c) decides when a pass runs.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include "clock.h"
+#include "decide.h"
 #include "metrics.h"
 #include "pass.h"
 #include "say.h"
@@ -68,19 +71,6 @@ static enum metrics_ready ready_metric(enum node_ready r)
 	    : r == NODE_READY_UNKNOWN ? METRICS_READY_UNKNOWN : METRICS_READY_NONE;
 }
 
-/* A node read, with the fence on: its record is kept while it is listed, and once it is Ready
- * again a request on its agent's Lease comes off (our taint on it says one may be there still,
- * from before a restart). */
-static void fence_seen(struct fencewait_table *t, const struct node_facts *f)
-{
-	struct fencewait *w = fencewait_find(t, f->name);
-
-	if (w)
-		w->seen = 1;
-	if (f->ready == NODE_READY_TRUE && (w || (f->oos_taint >= 0 && f->our_annotation && (w = fencewait_add(t, f->name)))))
-		fencewait_ready(w);
-}
-
 static int on_node(void *ctx, const struct node_facts *f, const char *why)
 {
 	struct pass *p = ctx;
@@ -104,7 +94,7 @@ static int on_node(void *ctx, const struct node_facts *f, const char *why)
 		return 0;
 	}
 	if (!p->row && p->loop->s->fence != FENCE_OFF)
-		fence_seen(&p->loop->fence, f);
+		fencewait_listed(&p->loop->fence, f);
 	k->f = *f;
 	k->fenced = 0;
 	policy_summary_add(&p->sum, &k->f);
@@ -413,7 +403,8 @@ static enum acted act_once(struct pass_loop *l, const struct pass_kept *k, int64
  * retry does: a node another client changes often must not starve. Never ACTED_CHANGED;
  * ACTED_UNNEEDED when, read again, it needs nothing.
  */
-static enum acted act(struct pass_loop *l, const struct pass *p, struct pass_kept *k, int holding, int over_list)
+static enum acted act(struct pass_loop *l, const struct pass *p, struct pass_kept *k, const struct decide_guard *g,
+    enum decide_view view)
 {
 	enum policy_action first = k->v.action;
 	enum acted r = act_once(l, k, pass_now(p));
@@ -438,17 +429,15 @@ static enum acted act(struct pass_loop *l, const struct pass *p, struct pass_kep
 			say("%s changed since it was listed, and reading it again failed: %s; next pass", k->f.name, kube_error(l->kc));
 			return ACTED_FAILED;
 		}
-		policy_node(&k->f, &p->rules, pass_now(p), &k->v);
-		policy_resolve(&k->v, &p->sum, holding);
-		if (k->v.action == POLICY_NONE) {
-			count(first, METRICS_CHANGED);
-			return ACTED_UNNEEDED;
-		}
-		/* a clear refused because the node went Unknown again: its taint is a new one, and the
-		 * summary it would be decided with is the table's, which may lag the cluster */
-		if (!over_list && (k->v.action == POLICY_TAINT || k->v.action == POLICY_DELETE)) {
+		switch (decide_again(&k->f, &p->rules, &p->sum, g, view, pass_now(p), &k->v)) {
+		case DECIDE_ACT:
+			break;
+		case DECIDE_CONFIRM:
 			count(first, METRICS_CHANGED);
 			return ACTED_CONFIRM;
+		default:
+			count(first, METRICS_CHANGED);
+			return ACTED_UNNEEDED;
 		}
 		r = act_once(l, k, pass_now(p));
 	}
@@ -457,8 +446,8 @@ static enum acted act(struct pass_loop *l, const struct pass *p, struct pass_kep
 
 /* What a node the rules would taint now waits for (docs/fence.md, "The watcher's rule"). */
 enum fenced {
-	FENCED_NO_AGENT,  /* no agent, under prefer: tainted as without the fence */
-	FENCED_SAFE,      /* its agent has surely fenced: tainted */
+	FENCED_TAINT,     /* tainted now: its agent has surely fenced (k->fenced), or it has none under prefer */
+	FENCED_LAGS,      /* ... it would be, but the view may lag: a list first (not waiting on the fence) */
 	FENCED_WAIT,      /* not now */
 	FENCED_CONFIRM    /* a request to write, which a table that may lag must not decide: a list first */
 };
@@ -520,44 +509,44 @@ static int fence_request(struct pass_loop *l, const struct pass_kept *k, struct 
 }
 
 /*
- * Asks node k's fence wait, reading and writing its agent's Lease as it says, a few steps at
- * most. fresh: the facts are a list's (or as fresh), so a request may be written.
+ * Asks node k's fence wait (decide_fence), reading and writing its agent's Lease as it says, a
+ * few steps at most, over view.
  */
-static enum fenced fence(struct pass_loop *l, struct pass *p, const struct pass_kept *k, int fresh)
+static enum fenced fence(struct pass_loop *l, struct pass *p, struct pass_kept *k, enum decide_view view)
 {
 	const struct settings *s = l->s;
 	const struct fencewait_rules rules = { s->fence == FENCE_REQUIRE, s->fence_min_safe * 1000 };
-	int storm = p->sum.unknown * 2 > p->sum.nodes;
 	struct fencewait *w = fencewait_find(&l->fence, k->f.name);
-	struct fencewait_do d;
+	struct decide_fence_do d;
 
 	if (!w && !(w = fencewait_add(&l->fence, k->f.name))) {
 		report_once(l, PASS_FENCE_HELD, &k->f, "Not tainting %s yet: %d nodes wait on a fence already (logged once while it stands)",
 		    k->f.name, FENCEWAIT_MAX);
 		return FENCED_WAIT;
 	}
-	if (w->phase == FENCEWAIT_BACK)   /* Unknown again before its request came off */
-		fencewait_init(w, k->f.name);
 	for (int step = 0; step < 4 && !*l->stop; step++) {
-		fencewait_next(w, &rules, storm, clock_ms(), &d);
+		decide_fence(w, &rules, &p->sum, view, clock_ms(), &d);
 		switch (d.kind) {
-		case FENCEWAIT_READ:
+		case DECIDE_FENCE_READ:
 			fence_read(l, p, k, w, &rules);
 			break;
-		case FENCEWAIT_REQUEST:
-			if (!fresh)
-				return FENCED_CONFIRM;
+		case DECIDE_FENCE_ASK:
+			return FENCED_CONFIRM;
+		case DECIDE_FENCE_REQUEST:
 			if (fence_request(l, k, w, &rules) < 0)
 				return FENCED_WAIT;
 			break;
-		case FENCEWAIT_TAINT:
-			return w->phase == FENCEWAIT_NO_AGENT ? FENCED_NO_AGENT : FENCED_SAFE;
-		case FENCEWAIT_NEVER:
+		case DECIDE_FENCE_TAINT:
+			k->fenced = d.fenced;
+			return FENCED_TAINT;
+		case DECIDE_FENCE_CONFIRM:
+			return FENCED_LAGS;
+		case DECIDE_FENCE_NEVER:
 			report_once(l, PASS_FENCE_HELD, &k->f, "Not tainting %s: no fence agent, and --fence=require (logged once while it stands)",
 			    k->f.name);
 			return FENCED_WAIT;
-		default:
-			if (storm)
+		case DECIDE_FENCE_WAIT:
+			if (d.storm)
 				report_once(l, PASS_FENCE_HELD, NULL, "No fence requested, none waited on tainted: %ld of %ld nodes Unknown, over half (logged once while it stands)",
 				    p->sum.unknown, p->sum.nodes);
 			if (d.until < p->fence_due)
@@ -576,10 +565,10 @@ static void fence_back(struct pass_loop *l)
 	struct json_fence f;
 	char why[200];
 
-	for (int i = l->fence.n - 1; i >= 0 && !*l->stop; i--) {
-		struct fencewait *w = &l->fence.w[i];
+	for (int i = fencewait_count(&l->fence) - 1; i >= 0 && !*l->stop; i--) {
+		struct fencewait *w = fencewait_at(&l->fence, i);
 		enum fencewait_got got = FENCEWAIT_GOT_NONE;
-		if (w->phase != FENCEWAIT_BACK)
+		if (!fencewait_back(w))
 			continue;
 		if (l->s->dry_run == DRY_RUN_NONE) {
 			if (!may_write(l))
@@ -627,38 +616,34 @@ static int list(struct pass_loop *l, struct pass *p)
 	return -1;
 }
 
-/* What a pass decides over. */
-enum over {
-	OVER_LIST,        /* a whole list, just read: it may act on anything */
-	OVER_TABLE_FRESH, /* the table, proven as fresh as a list (pass_table's confirmed): the same */
-	OVER_TABLE,       /* the table, every node (the poll's round) */
-	OVER_TABLE_PART   /* the table, the nodes that changed and every Unknown one */
-};
+/* The guard's settings, as the decide step takes them. */
+static struct decide_rules guard_rules(const struct settings *s)
+{
+	return (struct decide_rules){ { s->max_unknown, s->max_unknown_percent }, s->storm_cooldown };
+}
 
 /*
  * After the nodes are read (a whole list, or the table's): the guard's step, then each kept
- * node's verdict resolved against the summary and acted on; over the table, a new taint or
- * delete is left for a list (res->confirm, pass_table says why). Returns 0, or -1 when the
+ * node's verdict as the decide step says, carried out; over a view that may lag, a new taint
+ * or delete is left for a list (res->confirm, pass_table says why). Returns 0, or -1 when the
  * pass failed or held an action back.
  */
-static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, enum over over)
+static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, enum decide_view view)
 {
 	const struct settings *s = l->s;
-	struct policy_limit lim = { s->max_unknown, s->max_unknown_percent };
-	long limit;
+	const struct decide_rules rules = guard_rules(s);
+	struct decide_guard g;
 	int held = 0, unneeded = 0, waiting = 0;
 
 	res->failed = p->unreadable > 0;
 	metrics_nodes(p->ready, p->sum.etcd_ready);
 	metrics_tainted(p->tainted, p->ntainted, p->tainted_total);
-	/* Every Unknown node counts, our own and those not yet past the threshold: the guard
-	 * asks whether the cluster or the watcher's view of it is broken, not which node is. */
-	limit = policy_unknown_limit(&lim, p->sum.nodes);
-	say_storm(l, policy_storm_step(&l->storm, p->sum.unknown, limit, s->storm_cooldown, clock_ms() / 1000), &p->sum, limit);
-	metrics_storm(policy_storm_holds(&l->storm));
+	decide_guard(&l->storm, &rules, &p->sum, clock_ms() / 1000, &g);
+	say_storm(l, g.change, &p->sum, g.limit);
+	metrics_storm(g.holds);
 	for (int i = 0; i < p->nkept && !*l->stop; i++) {
 		struct pass_kept *k = &p->kept[i];
-		policy_resolve(&k->v, &p->sum, policy_storm_holds(&l->storm));
+		enum decide_kind d = decide_node(&k->v, &p->sum, &g, view, s->fence != FENCE_OFF);
 		held += k->v.held != POLICY_NONE;
 		count(k->v.held, METRICS_HELD);
 		count(k->v.excluded, METRICS_EXCLUDED);
@@ -669,19 +654,19 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 			say_refusal(l, k, &p->sum);
 			res->failed = 1;
 		}
-		if (k->v.action == POLICY_TAINT && s->fence != FENCE_OFF) {
-			enum fenced fz = fence(l, p, k, over == OVER_LIST || over == OVER_TABLE_FRESH);
+		if (d == DECIDE_FENCE) {
+			enum fenced fz = fence(l, p, k, view);
 			waiting += fz == FENCED_WAIT || fz == FENCED_CONFIRM;
 			res->confirm |= fz == FENCED_CONFIRM;
 			if (fz == FENCED_WAIT || fz == FENCED_CONFIRM)
 				continue;
-			k->fenced = fz == FENCED_SAFE;
+			d = fz == FENCED_TAINT ? DECIDE_ACT : DECIDE_CONFIRM;
 		}
-		if (over != OVER_LIST && over != OVER_TABLE_FRESH && (k->v.action == POLICY_TAINT || k->v.action == POLICY_DELETE)) {
+		if (d == DECIDE_CONFIRM) {
 			res->confirm = 1;
 			continue;
 		}
-		enum acted a = act(l, p, k, policy_storm_holds(&l->storm), over == OVER_LIST || over == OVER_TABLE_FRESH);
+		enum acted a = act(l, p, k, &g, view);
 		if (a == ACTED_UNNEEDED && ++unneeded <= UNNEEDED_SAID_MAX)
 			say("%s changed since it was listed; nothing to do now", k->f.name);
 		res->confirm |= a == ACTED_CONFIRM;
@@ -700,7 +685,7 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 	if (unneeded > UNNEEDED_SAID_MAX)
 		say("%d more nodes changed since they were listed; nothing to do now for them either", unneeded - UNNEEDED_SAID_MAX);
 	/* a round over part of the table keeps what it did not see said */
-	if ((over != OVER_TABLE_PART && over != OVER_TABLE_FRESH) || l->ntold + l->ntelling > PASS_KEEP_MAX)
+	if ((view != DECIDE_TABLE_PART && view != DECIDE_TABLE_FRESH) || l->ntold + l->ntelling > PASS_KEEP_MAX)
 		l->ntold = 0;
 	for (int i = 0; i < l->ntelling; i++) {
 		int known = 0;
@@ -754,7 +739,7 @@ int pass_run(struct pass_loop *l, struct pass_result *res)
 	res->date = p->now;
 	res->date_at = p->mono0;
 	say_clock(l, p);
-	return counted(res, start, decide(l, p, res, OVER_LIST));
+	return counted(res, start, decide(l, p, res, DECIDE_LIST));
 }
 
 int pass_table(struct pass_loop *l, int all, int confirmed, int64_t now, struct pass_result *res)
@@ -793,14 +778,15 @@ int pass_table(struct pass_loop *l, int all, int confirmed, int64_t now, struct 
 	}
 	for (int r = 0; r < 4; r++)
 		p->ready[ready_metric(readies[r])] = table_count(t, readies[r]);
-	return counted(res, start, decide(l, p, res, confirmed ? OVER_TABLE_FRESH : all ? OVER_TABLE : OVER_TABLE_PART));
+	return counted(res, start, decide(l, p, res, confirmed ? DECIDE_TABLE_FRESH : all ? DECIDE_TABLE : DECIDE_TABLE_PART));
 }
 
 int pass_plan(struct pass_loop *l, pass_row_fn row, void *ctx, struct pass_plan_result *r)
 {
 	struct pass *p = &l->pass;   /* plan runs no pass of its own: the one memory serves */
-	struct policy_limit lim = { l->s->max_unknown, l->s->max_unknown_percent };
+	const struct decide_rules rules = guard_rules(l->s);
 	struct policy_storm fresh = { POLICY_STORM_OFF, 0 };
+	struct decide_guard g;
 
 	memset(r, 0, sizeof *r);
 	p->row = row;
@@ -809,14 +795,14 @@ int pass_plan(struct pass_loop *l, pass_row_fn row, void *ctx, struct pass_plan_
 		return -1;
 	say_clock(l, p);
 	r->sum = p->sum;
-	r->limit = policy_unknown_limit(&lim, p->sum.nodes);
-	policy_storm_step(&fresh, p->sum.unknown, r->limit, l->s->storm_cooldown, 0);
-	r->storm = policy_storm_holds(&fresh);
+	decide_guard(&fresh, &rules, &p->sum, 0, &g);
+	r->limit = g.limit;
+	r->storm = g.holds;
 	r->now = p->now;
 	r->server_clock = p->date >= 0;
 	r->unreadable = p->unreadable;
 	for (int i = 0; i < p->nkept; i++) {
-		policy_resolve(&p->kept[i].v, &p->sum, r->storm);
+		decide_node(&p->kept[i].v, &p->sum, &g, DECIDE_LIST, 0);
 		row(ctx, &(struct pass_row){ &p->kept[i].f, &p->kept[i].v, NULL, 0 });
 	}
 	return 0;

@@ -1,6 +1,6 @@
 /*
- * One pass: read every node (kube.c), decide (policy.c), act (kube.c), and say each decision
- * and outcome once (say.c). Owns what one pass learns and the little that passes carry to
+ * One pass: read every node (kube.c), decide (decide.c, with policy.c's rules), act (kube.c),
+ * and say each decision and outcome once (say.c). Owns what one pass learns and the little that passes carry to
  * the next on purpose. Never sleeps between passes, never parses settings, never exits.
  */
 #ifndef PASS_H

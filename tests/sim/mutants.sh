@@ -14,8 +14,13 @@ passed=0 failed=0
 
 # mutant NAME 'OLD' 'NEW': core.c with the text OLD (a fixed string) replaced by NEW, run in sim.
 # election_mutant NAME FILE 'OLD' 'NEW': the same in FILE (lease.c or lease.h), run in sim_election.
+# decide_mutant NAME 'OLD' 'NEW': the same in decide.c (the pass's decide step), run in sim.
+SIM_SRCS="tests/sim/sim.c core.c decide.c fencewait.c table.c policy.c"
 mutant() {
-	try_mutant "$1" core.c "$2" "$3" sim "tests/sim/sim.c core.c table.c policy.c"
+	try_mutant "$1" core.c "$2" "$3" sim "$SIM_SRCS"
+}
+decide_mutant() {
+	try_mutant "$1" decide.c "$2" "$3" sim "$SIM_SRCS"
 }
 election_mutant() {
 	try_mutant "$1" "$2" "$3" "$4" sim_election "tests/sim/sim_election.c lease.c json.c json_list.c json_scan.c json_write.c text.c"
@@ -81,6 +86,18 @@ mutant no-due-wakeup '	c->due_at = due(due_in, now);
 	/* a new taint'
 # a taint confirmed before the stream has passed the store's revision: a lagging table decides
 mutant confirm-without-catching-up '	if (c->confirm == CORE_CONFIRM_WAIT && at_or_past(c->rv, c->confirm_rv)) {' '	if (c->confirm == CORE_CONFIRM_WAIT) {'
+# the storm guard counting one Unknown node too few: a fleet one over the limit is tainted
+decide_mutant storm-count-off-by-one 'policy_storm_step(st, sum->unknown, g->limit' 'policy_storm_step(st, sum->unknown - 1, g->limit'
+# the storm guard's limit from one node more than the view holds
+decide_mutant storm-limit-off-by-one 'policy_unknown_limit(&r->limit, sum->nodes)' 'policy_unknown_limit(&r->limit, sum->nodes + 2)'
+# the storm guard heeded on a list only: a confirmed round over the table taints in a storm
+decide_mutant storm-skipped-on-table 'policy_resolve(v, sum, g->holds);
+	/* the fence' 'policy_resolve(v, sum, g->holds && view == DECIDE_LIST);
+	/* the fence'
+# the guard's cooldown forgotten: held only while over the limit
+decide_mutant storm-no-cooldown '	g->holds = policy_storm_holds(st);' '	g->holds = st->phase == POLICY_STORM_ENGAGED;'
+# a round over a table that may lag decides a new taint: no confirmation first
+decide_mutant table-decides-unconfirmed '	if ((v->action == POLICY_TAINT || v->action == POLICY_DELETE) && !decide_fresh(view))' '	if (0)'
 # the election: may write for the Lease's whole duration, not the renew deadline: two leaders
 election_mutant held-for-duration lease.h 'mono_ms - renewed_ms < LEASE_RENEW_DEADLINE * 1000L;' \
 	'mono_ms - renewed_ms < LEASE_DURATION * 1000L;'

@@ -1,14 +1,16 @@
 /*
- * The deterministic simulator: the follower's real core (core.c), its table (table.c) and the
- * rules (policy.c) against a model API server and cluster in virtual time, one thread, every
- * choice drawn from one seed. No socket, no clock, no sleep: 30 minutes of a 20-200 node
+ * The deterministic simulator: the follower's real core (core.c), its table (table.c), the
+ * pass's real decide step (decide.c: the storm guard, each node's verdict, the confirm rule)
+ * and the rules (policy.c) against a model API server and cluster in virtual time, one thread,
+ * every choice drawn from one seed. No socket, no clock, no sleep: 30 minutes of a 20-200 node
  * cluster with faults play in milliseconds, and a failing seed prints the one line that
  * replays it.
  *
- * The model plays the shell's part (follow.c, and pass.c's list and round as the model of
- * their rules: a list decides and may taint; a round over the table clears, and leaves a new
- * taint to a list). The cluster: kubelets that die (Ready Unknown 40 s later, as the node
- * lifecycle controller marks them) and come back, storms of most of them at once. The API:
+ * The model plays the shell's part (follow.c, and pass.c's executor: it reads a list or the
+ * table, asks the decide step, writes what it says, and reads a node again when a write is
+ * refused). The cluster: kubelets that die (Ready Unknown 40 s later, as the node lifecycle
+ * controller marks them) and come back, storms of most of them at once, and rolling storms
+ * that kill one more every few seconds until past the guard's limit. The API:
  * lists that fail or are slow, watches that fail to open, streams that end at their timeout,
  * are cut, go silent, send ERROR 410 (a compacted resourceVersion) or 500, break, or carry an
  * object too large to read; compactions; bookmarks or none.
@@ -16,7 +18,9 @@
  * Invariants, checked as the run goes (each failure names the seed, the time and the rule):
  *  - no taint before its threshold by the server's clock;
  *  - no new taint decided while the facts it was decided on had more Unknown nodes than the
- *    storm guard's limit;
+ *    storm guard's limit (the model's own count and limit: 50 % of the nodes, at least 1),
+ *    nor within the guard's cooldown (60 s) after such facts were decided on;
+ *  - no new taint decided on a table not proven fresh (a round that was not confirmed);
  *  - an Unknown node past its threshold is tainted within DUE_BOUND_MS once the watch is calm
  *    (open, caught up, no fault) and the guard does not hold;
  *  - a node that is Ready again has our taint cleared within CLEAR_BOUND_MS while calm;
@@ -32,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core.h"
+#include "decide.h"
 #include "policy.h"
 #include "table.h"
 
@@ -111,8 +116,13 @@ struct sim {
 	int broken_sent;      /* a stream was broken since the last list */
 	/* the shell's view */
 	struct core core;
-	struct policy_storm storm;
+	struct policy_storm storm; /* the guard's state, kept by the shell from pass to pass */
 	int64_t storm_released_at; /* ms: the guard last stopped holding */
+	int64_t over_at;      /* ms: the last view decided on (exactly known) with more Unknown than the limit */
+	/* a rolling storm: one more kubelet dies every few seconds until past the limit */
+	int64_t roll_next;    /* ms: the next one (0: none) */
+	int roll_left;        /* ... how many more */
+	int64_t roll_back;    /* ms: they all come back then */
 	long last_rv_given;   /* the last resourceVersion handed to the core */
 	long fresh_rv;        /* the last store's revision read for it */
 	int64_t calm_since;   /* since when the watch is calm: open, caught up, no fault */
@@ -312,8 +322,58 @@ static void storm_at(struct sim *s)
 	}
 }
 
+/*
+ * A rolling storm: one more kubelet dies every few seconds until a few more than the guard's
+ * limit are gone, and all come back together minutes later. The count of Unknown nodes then
+ * passes the limit one node at a time while the first of them cross their threshold: a guard
+ * that counts one too few, or looks at one view and not another, taints there.
+ */
+static void rolling_step(struct sim *s)
+{
+	if (!s->roll_next || s->now < s->roll_next)
+		return;
+	for (int tries = 0; tries < 4 * s->n; tries++) {
+		int i = (int)uniform(0, s->n - 1);
+		struct mnode *m = &s->node[i];
+		if (!m->alive || m->mark_at)
+			continue;
+		m->change_at = s->now;
+		cluster_step(s);
+		break;
+	}
+	if (--s->roll_left > 0) {
+		s->roll_next = s->now + uniform(2000, 15000);
+		return;
+	}
+	s->roll_next = 0;
+	s->roll_back = s->now + uniform(60000, 300000);
+	for (int i = 0; i < s->n; i++)
+		if (!s->node[i].alive) {
+			s->node[i].change_at = s->roll_back;
+			note_time(s, s->roll_back);
+		}
+}
+
 /* ---- writes, as the API server takes them: guarded by the resourceVersion decided on ---- */
-static int write_node(struct sim *s, const struct node_facts *f, enum policy_action a, long limit, long unknown)
+
+/* What a decision's facts were, by the model's own count (never the code's): the nodes and the
+ * Unknown ones the server had when they were read, and whether they were proven fresh. */
+struct view {
+	long nodes, unknown;
+	int fresh;            /* a list, or a round the stream had caught up for (confirmed) */
+	int exact;            /* the model knows what it held: a list (which skips a node too large to
+	                         read), or a round while no node is (the table keeps such a one's last facts) */
+};
+
+/* The storm guard's limit as the settings the model runs with say (50 %, at least 1), counted
+ * here rather than asked of policy.c: an invariant must not share the code it checks. */
+static long model_limit(long nodes)
+{
+	long n = nodes * 50 / 100;
+	return n < 1 ? 1 : n;
+}
+
+static int write_node(struct sim *s, const struct node_facts *f, enum policy_action a, const struct view *vw)
 {
 	int i = find(s, f->name);
 	struct mnode *m;
@@ -328,8 +388,15 @@ static int write_node(struct sim *s, const struct node_facts *f, enum policy_act
 		if (m->ready != NODE_READY_UNKNOWN || server_s(s) - m->since < TAINT_AFTER)
 			fail(s, "%s tainted %llds after it went Unknown, threshold %ds by the server's clock", m->name,
 			    (long long)(server_s(s) - m->since), TAINT_AFTER);
-		if (limit >= 0 && unknown > limit)
-			fail(s, "%s tainted on facts with %ld Unknown nodes, more than the limit %ld", m->name, unknown, limit);
+		if (vw->exact && vw->unknown > model_limit(vw->nodes))
+			fail(s, "%s tainted on facts with %ld Unknown nodes, more than the limit %ld", m->name, vw->unknown,
+			    model_limit(vw->nodes));
+		/* the guard's cooldown (60 s on whole seconds): held until a minute after the last view over the limit */
+		if (vw->exact && s->now - s->over_at <= 59000)
+			fail(s, "%s tainted %.1f s after a view with more Unknown nodes than the limit (cooldown 60 s)", m->name,
+			    (double)(s->now - s->over_at) / 1000);
+		if (!vw->fresh)
+			fail(s, "%s tainted on a table not proven fresh (a round that was not confirmed)", m->name);
 		m->tainted = 1;
 		m->tainted_at = server_s(s);
 		s->taints++;
@@ -384,54 +451,77 @@ static void spacing(struct sim *s, const char *what)
 
 /*
  * One decided action as pass.c's act() does it: written on the facts decided on; refused because
- * the node changed, the node is read again and the same action tried on its new facts when the
- * rules still want it (a new taint only where the decision may make one: fresh). Marks the
- * table's entry: acted, failed (waits for the poll's round), or neither (nothing to do now).
+ * the node changed, the node is read again and decided anew by the real decide step
+ * (decide_again: the same summary and guard, a new taint only over a fresh view), then written
+ * as it says. Marks the table's entry: acted, failed (waits for the poll's round), or neither
+ * (nothing to do now). Returns 1 when the node now wants a confirmation (pass.c's ACTED_CONFIRM).
  */
-static void act(struct sim *s, const struct node_facts *decided, enum policy_action a, int64_t now_s, long limit,
-    long unknown, int fresh)
+static int act(struct sim *s, const struct node_facts *decided, const struct policy_verdict *v, int64_t now_s,
+    const struct policy_summary *sum, const struct decide_guard *g, enum decide_view dv, const struct view *vw)
 {
 	struct policy_settings rules = { TAINT_AFTER, 0, "" };
 	struct table *t = core_table(&s->core);
-	struct policy_verdict v;
+	struct policy_verdict again;
 	struct node_facts f = *decided;
 	int i;
 
-	if (write_node(s, &f, a, limit, unknown)) {
+	if (v->action != POLICY_TAINT && v->action != POLICY_CLEAR)
+		return 0;   /* pruning is off in the model: nothing else is written */
+	if (write_node(s, &f, v->action, vw)) {
 		if (s->verbose)
-			fprintf(stderr, "%9.3f %s %s\n", (double)s->now / 1000, a == POLICY_TAINT ? "tainted" : "cleared", f.name);
+			fprintf(stderr, "%9.3f %s %s\n", (double)s->now / 1000, v->action == POLICY_TAINT ? "tainted" : "cleared", f.name);
 		table_acted(t, f.name, 1);
-		return;
+		return 0;
 	}
 	if (s->verbose)
-		fprintf(stderr, "%9.3f %s %s refused: it changed\n", (double)s->now / 1000, a == POLICY_TAINT ? "taint" : "clear", f.name);
+		fprintf(stderr, "%9.3f %s %s refused: it changed\n", (double)s->now / 1000, v->action == POLICY_TAINT ? "taint" : "clear",
+		    f.name);
 	if ((i = find(s, f.name)) < 0 || s->node[i].big)
-		return;
+		return 0;
 	facts_of(s, i, &f);
-	if (!policy_node(&f, &rules, now_s, &v) || v.action != a || (a == POLICY_TAINT && !fresh))
-		return;
-	table_acted(t, f.name, write_node(s, &f, a, limit, unknown));
+	switch (decide_again(&f, &rules, sum, g, dv, now_s, &again)) {
+	case DECIDE_CONFIRM:
+		return 1;
+	case DECIDE_ACT:
+		if (again.action == POLICY_TAINT || again.action == POLICY_CLEAR)
+			table_acted(t, f.name, write_node(s, &f, again.action, vw));
+		return 0;
+	default:
+		return 0;
+	}
 }
 
-/* The guard's step, as pass.c takes it (a cooldown of 60 s); when it stops holding is noted. */
-static void storm_step(struct sim *s, long unknown, long limit)
+/* The guard's step, as pass.c takes it (the real decide_guard, a cooldown of 60 s on the
+ * monotonic clock); when it stops holding is noted for the timely-taint invariant. */
+static void guard_step(struct sim *s, const struct policy_summary *sum, const struct view *vw, struct decide_guard *g)
 {
+	const struct decide_rules r = { { 0, 50 }, 60 };
 	int held = policy_storm_holds(&s->storm);
 
-	policy_storm_step(&s->storm, unknown, limit, 60, s->now / 1000);
-	if (held && !policy_storm_holds(&s->storm))
+	if (vw->exact && vw->unknown > model_limit(vw->nodes))
+		s->over_at = s->now;
+	decide_guard(&s->storm, &r, sum, s->now / 1000, g);
+	if (held && !g->holds)
 		s->storm_released_at = s->now;
 }
 
-/* ---- the shell's list (pass_run's rule: read whole, then decide and act) ---- */
+/* A due time from a verdict kept as the pass keeps it: the soonest ahead. */
+static void note_due(int64_t *due, const struct policy_verdict *v)
+{
+	if (v->due_in >= 0 && (*due < 0 || v->due_in < *due))
+		*due = v->due_in;
+}
+
+/* ---- the shell's list (pass_run: read whole, then decide and act) ---- */
 static void do_list(struct sim *s, enum core_why why)
 {
 	struct policy_settings rules = { TAINT_AFTER, 0, "" };
-	struct policy_limit lim = { 0, 50 };
 	struct policy_summary sum = { 0 };
 	struct table *t = core_table(&s->core);
+	struct decide_guard g;
+	struct view vw = { 0, 0, 1, 1 };
 	int64_t at = server_s(s), at_ms = s->now, due = -1;
-	long rv, limit;
+	long rv;
 	int unknown_then;
 	char rvs[32];
 	static struct node_facts seen[MAX_NODES];
@@ -455,8 +545,12 @@ static void do_list(struct sim *s, enum core_why why)
 	other_writes(s);
 	rv = s->rev;
 	unknown_then = s->unknown;
-	for (int i = 0; i < s->n; i++)
+	for (int i = 0; i < s->n; i++) {
 		facts_of(s, i, &seen[i]);
+		/* what the list holds, by the model's count: a node too large to read is skipped */
+		vw.nodes += !s->node[i].big;
+		vw.unknown += !s->node[i].big && s->node[i].ready == NODE_READY_UNKNOWN;
+	}
 	s->now += faulty(s, F_LIST_SLOW) ? uniform(1000, 20000) : uniform(5, LIST_MS_CALM);
 	table_begin(t);
 	for (int i = 0; i < s->n; i++) {
@@ -470,20 +564,15 @@ static void do_list(struct sim *s, enum core_why why)
 		policy_summary_add(&sum, &seen[i]);
 	}
 	table_end(t);
-	limit = policy_unknown_limit(&lim, sum.nodes);
-	storm_step(s, sum.unknown, limit);
+	guard_step(s, &sum, &vw, &g);
 	for (int i = 0; i < s->n; i++) {
 		struct policy_verdict v;
-		if (s->node[i].big || !policy_node(&seen[i], &rules, at, &v)) {
-			if (!s->node[i].big && v.due_in >= 0 && (due < 0 || v.due_in < due))
-				due = v.due_in;
+		if (s->node[i].big)
 			continue;
-		}
-		if (v.due_in >= 0 && (due < 0 || v.due_in < due))
-			due = v.due_in;
-		policy_resolve(&v, &sum, policy_storm_holds(&s->storm));
-		if (v.action != POLICY_NONE)
-			act(s, &seen[i], v.action, at, limit, sum.unknown, 1);
+		int keep = policy_node(&seen[i], &rules, at, &v);
+		note_due(&due, &v);
+		if (keep && decide_node(&v, &sum, &g, DECIDE_LIST, 0) == DECIDE_ACT)
+			act(s, &seen[i], &v, at, &sum, &g, DECIDE_LIST, &vw);
 	}
 	snprintf(rvs, sizeof rvs, "%ld", rv);
 	s->last_rv_given = rv;
@@ -491,19 +580,22 @@ static void do_list(struct sim *s, enum core_why why)
 	core_listed(&s->core, 1, rvs, at, at_ms, due, s->now);
 }
 
-/* ---- the shell's round (pass_table's rule: clears, and a new taint is left to a list) ---- */
+/* ---- the shell's round (pass_table: the table, through the same decide step) ---- */
 static void do_round(struct sim *s, const struct core_do *d)
 {
 	struct policy_settings rules = { TAINT_AFTER, 0, "" };
-	struct policy_limit lim = { 0, 50 };
 	struct table *t = core_table(&s->core);
 	struct node_facts f;
+	struct decide_guard g;
 	int64_t due = -1;
 	int confirm = 0;
 	const struct policy_summary *sum = table_summary(t);
-	long limit = policy_unknown_limit(&lim, sum->nodes);
+	enum decide_view dv = d->confirmed ? DECIDE_TABLE_FRESH : d->all ? DECIDE_TABLE : DECIDE_TABLE_PART;
+	/* what the table stood for: the cluster at the stream's position (the model's count), fresh
+	 * only where the round was confirmed */
+	struct view vw = { (long)table_size(t), s->delivered_unknown, d->confirmed, !s->any_big };
 
-	storm_step(s, sum->unknown, limit);
+	guard_step(s, sum, &vw, &g);
 	if (s->verbose)
 		fprintf(stderr, "%9.3f round%s%s at server time %+lld s (the model's %+lld s), %ld of %ld Unknown\n",
 		    (double)s->now / 1000, d->all ? " (all)" : "", d->confirmed ? " (confirmed)" : "",
@@ -521,20 +613,20 @@ static void do_round(struct sim *s, const struct core_do *d)
 			continue;
 		table_facts(t, i, &f);
 		table_decided(t, i, d->all);
-		if (!policy_node(&f, &rules, d->server_now, &v)) {
-			if (v.due_in >= 0 && (due < 0 || v.due_in < due))
-				due = v.due_in;
+		int keep = policy_node(&f, &rules, d->server_now, &v);
+		note_due(&due, &v);
+		if (!keep)
 			continue;
-		}
-		if (v.due_in >= 0 && (due < 0 || v.due_in < due))
-			due = v.due_in;
-		policy_resolve(&v, sum, policy_storm_holds(&s->storm));
-		if (d->confirmed && v.action == POLICY_TAINT)
-			act(s, &f, POLICY_TAINT, d->server_now, limit, s->delivered_unknown, 1);
-		else if (v.action == POLICY_TAINT || v.action == POLICY_DELETE)
+		switch (decide_node(&v, sum, &g, dv, 0)) {
+		case DECIDE_CONFIRM:
 			confirm = 1;
-		else if (v.action == POLICY_CLEAR)
-			act(s, &f, POLICY_CLEAR, d->server_now, -1, 0, 0);
+			break;
+		case DECIDE_ACT:
+			confirm |= act(s, &f, &v, d->server_now, sum, &g, dv, &vw);
+			break;
+		default:
+			break;
+		}
 	}
 	s->now += uniform(0, 20);
 	core_rounded(&s->core, d->all, due, confirm, s->now);
@@ -726,8 +818,7 @@ static void check_table(struct sim *s)
 
 static void check_deadlines(struct sim *s)
 {
-	struct policy_limit lim = { 0, 50 };
-	long unknown = 0, limit = policy_unknown_limit(&lim, s->n);
+	long unknown = 0, limit = model_limit(s->n);
 
 	for (int i = 0; i < s->n; i++)
 		unknown += s->node[i].ready == NODE_READY_UNKNOWN;
@@ -792,6 +883,8 @@ static int64_t model_next(const struct sim *s)
 	int64_t t = RUN_MS;
 
 	t = min64(t, s->node_next);
+	if (s->roll_next)
+		t = min64(t, s->roll_next);
 	for (int f = 0; f < FAULTS; f++) {
 		if (s->fault_from[f] > s->now)
 			t = min64(t, s->fault_from[f]);
@@ -863,6 +956,7 @@ static int run_seed(uint64_t seed, int nodes, int verbose)
 		changed(&s, i);
 	}
 	s.calm_since = INT64_MAX;
+	s.over_at = INT64_MIN / 2;
 	s.node_next = 0;
 	draw_faults(&s);
 	storm = chance(30) ? uniform(120000, RUN_MS - 600000) : 0;
@@ -874,6 +968,12 @@ static int run_seed(uint64_t seed, int nodes, int verbose)
 		fprintf(stderr, "storm at %.1f s\n", (double)storm / 1000);
 	core_init(&s.core, &tm, rnd(), core_said, &s);
 	core_lead(&s.core, 1, 0);
+	if (chance(30)) {
+		s.roll_next = uniform(120000, RUN_MS - 900000);
+		s.roll_left = (int)(model_limit(s.n) + uniform(1, 3));
+		if (verbose)
+			fprintf(stderr, "rolling storm from %.1f s: %d kubelets\n", (double)s.roll_next / 1000, s.roll_left);
+	}
 	while (s.now < RUN_MS && !s.failed) {
 		struct core_do d;
 		int64_t until;
@@ -898,6 +998,7 @@ static int run_seed(uint64_t seed, int nodes, int verbose)
 			storm = 0;
 			storm_at(&s);
 		}
+		rolling_step(&s);
 		if (deliver(&s) && !any_fault(&s) && core_phase(&s.core) == CORE_STREAM) {
 			if (s.calm_since == INT64_MAX)
 				s.calm_since = s.now;

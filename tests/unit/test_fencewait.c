@@ -221,8 +221,41 @@ static void t_table(void)
 	check(t.n == 1 && fencewait_find(&t, "node-3") != NULL);
 }
 
+/* A node a list read: kept through the sweep; Ready again, its request comes off, and a Ready
+ * node with our taint and no record gets one (a request from before a restart); no other does. */
+static void t_listed(void)
+{
+	static struct fencewait_table t;
+	struct node_facts f;
+
+	memset(&f, 0, sizeof f);
+	f.oos_taint = -1;
+	snprintf(f.name, sizeof f.name, "waiting");
+	f.ready = NODE_READY_UNKNOWN;
+	fencewait_add(&t, "waiting");
+	fencewait_add(&t, "gone");
+	fencewait_sweep(&t);                       /* new records count as seen once */
+	fencewait_listed(&t, &f);
+	check(fencewait_count(&t) == 2 && !fencewait_back(fencewait_find(&t, "waiting")));
+	fencewait_sweep(&t);                       /* "gone" was not in the list */
+	check(fencewait_count(&t) == 1 && fencewait_find(&t, "gone") == NULL);
+	f.ready = NODE_READY_TRUE;                 /* back: its request comes off */
+	fencewait_listed(&t, &f);
+	check(fencewait_back(fencewait_find(&t, "waiting")));
+	snprintf(f.name, sizeof f.name, "healthy");   /* must-fail: a Ready node without our taint gets no record */
+	fencewait_listed(&t, &f);
+	check(fencewait_find(&t, "healthy") == NULL);
+	snprintf(f.name, sizeof f.name, "restarted"); /* ... with our taint, one to remove a request left from before */
+	f.oos_taint = 0;
+	f.our_annotation = 1;
+	fencewait_listed(&t, &f);
+	check(fencewait_find(&t, "restarted") != NULL && fencewait_back(fencewait_find(&t, "restarted")));
+	check(fencewait_count(&t) == 2 && fencewait_at(&t, 1) == fencewait_find(&t, "restarted"));
+}
+
 static const struct test tests[] = {
 	{ "scripts", t_scripts },
+	{ "listed", t_listed },
 	{ "wakes_at_the_safe_time", t_wakes_at_the_safe_time },
 	{ "state", t_state },
 	{ "table", t_table },
