@@ -62,6 +62,18 @@ mutant isolated-from-cut '	if (st->asking < 0)
 mutant peer-request-ignored 'if (a->requested > 0)' 'if (0)'
 # one unhealthy check serves a request
 mutant one-bad-check 'st->kubelet_bad >= FENCE_KUBELET_BAD_CHECKS' 'st->kubelet_bad >= 1'
+# S's margin a fixed 5 s, as it was: the checks' rounding not counted
+mutant margin-fixed 'return 3 * period + longest + 1;' 'return 5;'
+# one check's rounding forgotten
+mutant margin-two-periods 'return 3 * period + longest + 1;' 'return 2 * period + longest + 1;'
+# the deciding check's own length forgotten
+mutant margin-no-last-check 'return 3 * period + longest + 1;' 'return 3 * period + 1;'
+# a failed list tried again at the next check: every agent lists at every check while the API
+# server is too loaded to answer lists
+mutant list-retry-at-once '	if (st->list_failures > 0) {' '	if (0) {'
+# every list of a young agent fast, grown or not: 10 lists of up to 300 Leases per agent in a
+# rollout, where 3 or 4 learn the same
+mutant young-always-fast '(st->lists == 1 || last > before)' '1'
 # the decide step: the storm guard counting one Unknown node too few
 decide_mutant storm-count-off-by-one 'policy_storm_step(st, sum->unknown, g->limit' 'policy_storm_step(st, sum->unknown - 1, g->limit'
 # ... heeded over a list only

@@ -114,7 +114,7 @@ struct outcome {
 
 static struct outcome play(const struct rules *r, const struct world *w)
 {
-	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000 };
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0 };
 	struct fence_state st;
 	struct outcome out = { NEVER, FENCE_NO_REASON, 0 };
 
@@ -377,7 +377,7 @@ static void t_healthy_never_asks(void)
 /* A decision to fence is final: a check after it, however healthy, fences. */
 static void t_fenced_is_final(void)
 {
-	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000 };
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0 };
 	struct fence_state st;
 	struct fence_obs cut = { 0, FENCE_KUBELET_OK, 0 }, fine = { 1, FENCE_KUBELET_OK, 0 };
 	struct fence_answers none = { 0, 0, 0, 0, 0 }, healthy = { 3, 1, 0, 1, 0 };
@@ -396,7 +396,7 @@ static void t_fenced_is_final(void)
 /* The phases as a check sees them. */
 static void t_phases(void)
 {
-	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000 };
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0 };
 	struct fence_state st;
 	struct fence_obs o = { 1, FENCE_KUBELET_BAD, 0 };
 	struct fence_answers outage = { 3, 2, 2, 0, 0 };
@@ -454,7 +454,7 @@ static void t_list_pace(void)
 /* The peers counted for the majority: the most of the lists within S of the newest. */
 static void t_peers_counted(void)
 {
-	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000 };
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0 };
 	struct fence_state st;
 	struct fence_answers four = { 4, 4, 4, 0, 0 };
 
@@ -512,7 +512,7 @@ static void t_fences_within_safe_time(void)
 					for (int64_t healthy_ms = 0; healthy_ms <= FENCE_CHECK_LONGEST_MS; healthy_ms += FENCE_CHECK_LONGEST_MS)
 						for (int64_t cut = 0; cut < (renews[r] + 40) * 1000; cut += 500) {
 							const int64_t P = checks[i] * 1000, S = fence_safe_seconds(renews[r], fa, ia, action, checks[i]);
-							const struct fence_config c = { fa * 1000, ia * 1000, S * 1000 };
+							const struct fence_config c = { fa * 1000, ia * 1000, S * 1000, 0 };
 							struct fence_state st;
 							int64_t now = 0, renewed = 0, done = -1;
 
