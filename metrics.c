@@ -60,7 +60,9 @@ struct state {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct state st = { .version = "", .leader = 1 };
+/* zero, so in no byte of the binary (3.4 KB of data otherwise); metrics_init fills it before
+ * anything reads it */
+static struct state st;
 
 void metrics_init(const char *version, int64_t poll, int64_t list_seconds, int64_t now)
 {

@@ -47,7 +47,8 @@ enum metrics_ready { METRICS_READY_TRUE, METRICS_READY_FALSE, METRICS_READY_UNKN
  * Starts afresh: every counter 0, leader 1, version the build's (kept, must outlive the
  * process). poll and list_seconds: the loop's poll interval and the longest a list may take,
  * for /livez; now: the monotonic clock in seconds, counted as the last start of a pass so a
- * process that has not begun its first pass yet is alive. Call before the listener starts.
+ * process that has not begun its first pass yet is alive. Call before any other metrics_ call
+ * and before the listener starts.
  */
 void metrics_init(const char *version, int64_t poll, int64_t list_seconds, int64_t now);
 
