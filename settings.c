@@ -17,6 +17,7 @@
 
 #define FILE_MAX (1024 * 1024)
 #define F(field) offsetof(struct settings, field)
+_Static_assert(sizeof(struct settings) <= UINT16_MAX, "a row's field is 16 bits");
 
 /* Each row's place in settings_rows, for the rules between settings. */
 enum {
