@@ -598,11 +598,9 @@ static void fence_now(struct agent *a)
 
 /* ---- The listener's route: the peers, /metrics, /livez, /readyz ---- */
 
-static int plain(char *out, size_t cap, int status, const char *reason, const char *text)
+static int plain(char *out, size_t cap, int status, const char *text)
 {
-	int n = snprintf(out, cap, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n"
-	    "Connection: close\r\n\r\n%s", status, reason, strlen(text), text);
-	return n < 0 || (size_t)n >= cap ? -1 : n;
+	return listen_response(out, cap, status, LISTEN_PLAIN, "", text, strlen(text));
 }
 
 /* A peer's request, signed: read its Lease and answer, signed. */
@@ -625,7 +623,7 @@ static int answer_peer(struct agent *a, const char *node, const char *nonce, cha
 		    sizeof r.why) == 0 && r.items == 1)
 			requested = ann_get(r.anns, r.annlen, JSON_FENCE_REQUEST, req, sizeof req);
 		else if (st != 404 && st >= 0 && st < 500 && st != 429)
-			return plain(out, cap, 503, "Service Unavailable", "its Lease cannot be read\n");   /* no answer */
+			return plain(out, cap, 503, "its Lease cannot be read\n");   /* no answer */
 		api = st == 200 || st == 404;
 	}
 	return peer_answer(&a->key, nonce, api, requested, out, cap);
@@ -639,7 +637,6 @@ static int metrics_text(struct agent *a, char *out, size_t cap)
 	struct shared s;
 	char body[3072];
 	struct metrics_out o = { body, sizeof body, 0, 0 };
-	int h;
 
 	pthread_mutex_lock(&a->lock);
 	s = a->sh;
@@ -663,11 +660,7 @@ static int metrics_text(struct agent *a, char *out, size_t cap)
 	metrics_head(&o, "fence_peer_requests_total", "counter", "Its peers' requests; refused: not signed (401).");
 	metrics_sample(&o, "fence_peer_requests_total", "result", "answered", (long long)s.served);
 	metrics_sample(&o, "fence_peer_requests_total", "result", "refused", (long long)s.refused);
-	if (o.full)
-		return -1;
-	h = snprintf(out, cap, "HTTP/1.1 200 OK\r\nContent-Type: " METRICS_CONTENT_TYPE "\r\nContent-Length: %zu\r\n"
-	    "Connection: close\r\n\r\n%s", o.n, body);
-	return h < 0 || (size_t)h >= cap ? -1 : h;
+	return o.full ? -1 : listen_response(out, cap, 200, METRICS_CONTENT_TYPE, "", body, o.n);
 }
 
 static int route(void *ctx, const char *head, size_t len, char *out, size_t cap)
@@ -685,7 +678,7 @@ static int route(void *ctx, const char *head, size_t len, char *out, size_t cap)
 		pthread_mutex_lock(&a->lock);
 		a->sh.refused++;
 		pthread_mutex_unlock(&a->lock);
-		return snprintf(out, cap, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+		return plain(out, cap, 401, "");
 	}
 	if (tn == 8 && memcmp(t, "/metrics", 8) == 0)
 		return metrics_text(a, out, cap);
@@ -697,10 +690,10 @@ static int route(void *ctx, const char *head, size_t len, char *out, size_t cap)
 		/* the loop checked within three checks and the longest one */
 		ok = since <= (3 * a->s->fence_check + 10) * 1000;
 		snprintf(why, sizeof why, ok ? "ok\n" : "no check for %llds\n", (long long)(since / 1000));
-		return plain(out, cap, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", why);
+		return plain(out, cap, ok ? 200 : 503, why);
 	}
 	if (tn == 7 && memcmp(t, "/readyz", 7) == 0)
-		return plain(out, cap, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", ok ? "ok: armed\n" : "not armed\n");
+		return plain(out, cap, ok ? 200 : 503, ok ? "ok: armed\n" : "not armed\n");
 	return -1;
 }
 
