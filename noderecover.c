@@ -329,7 +329,7 @@ int main(int argc, char **argv)
 	if (pr->s.mode == MODE_COMPLETION)
 		return completion_write(stdout, pr->s.shell) < 0;
 	if (pr->s.mode == MODE_MANIFESTS) {
-		if (fence_manifests && manifests_fence_check(&pr->s, err, sizeof err) < 0) {
+		if (fence_manifests && settings_fence_action(&pr->s, "--fence-action", err, sizeof err) < 0) {
 			say_fatal("%s", err);
 			return 2;
 		}

@@ -175,6 +175,13 @@ void settings_help(FILE *out);
 int settings_seconds(const char *name, const char *text, int64_t min, int64_t max, int64_t *out,
     char *err, size_t errlen);
 
+/*
+ * The fence agent's action (docs/fence.md), as `fence` and `manifests --fence` check it: unset,
+ * or watchdog, reboot or exec, and exec with its program (--fence-exec). name: the flag or
+ * variable the action came from, for the message. Returns 0, or -1 with one line in err.
+ */
+int settings_fence_action(const struct settings *s, const char *name, char *err, size_t errlen);
+
 /* Looks up an environment variable; getenv in the program, a table in the tests. */
 typedef const char *(*settings_env_fn)(const char *name);
 
