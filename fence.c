@@ -615,11 +615,9 @@ static void fence_now(struct agent *a)
 
 /* ---- The listener's route: the peers, /metrics, /livez, /readyz ---- */
 
-static int plain(char *out, size_t cap, int status, const char *reason, const char *text)
+static int plain(char *out, size_t cap, int status, const char *text)
 {
-	int n = snprintf(out, cap, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n"
-	    "Connection: close\r\n\r\n%s", status, reason, strlen(text), text);
-	return n < 0 || (size_t)n >= cap ? -1 : n;
+	return listen_response(out, cap, status, LISTEN_PLAIN, "", text, strlen(text));
 }
 
 /* A peer's request, signed: read its Lease and answer, signed. */
@@ -642,60 +640,44 @@ static int answer_peer(struct agent *a, const char *node, const char *nonce, cha
 		    sizeof r.why) == 0 && r.items == 1)
 			requested = ann_get(r.anns, r.annlen, JSON_FENCE_REQUEST, req, sizeof req);
 		else if (st != 404 && st >= 0 && st < 500 && st != 429)
-			return plain(out, cap, 503, "Service Unavailable", "its Lease cannot be read\n");   /* no answer */
+			return plain(out, cap, 503, "its Lease cannot be read\n");   /* no answer */
 		api = st == 200 || st == 404;
 	}
 	return peer_answer(&a->key, nonce, api, requested, out, cap);
 }
 
-/* The agent's metrics, one document (docs/fence.md; the README's "Fencing: the agent"). */
+/* The agent's metrics, one document (docs/fence.md; the README's "Fencing: the agent"), written
+ * with the watcher's writer (metrics.h). */
 static int metrics_text(struct agent *a, char *out, size_t cap)
 {
+	static const char *const answer_kinds[ANSWER_KINDS] = { "healthy", "api_down", "requested", "none" };
 	struct shared s;
 	char body[3072];
-	int n, h;
+	struct metrics_out o = { body, sizeof body, 0, 0 };
 
 	pthread_mutex_lock(&a->lock);
 	s = a->sh;
 	pthread_mutex_unlock(&a->lock);
-#define G(name, help) "# HELP noderecover_fence_" name " " help "\n# TYPE noderecover_fence_" name " gauge\n"
-#define C(name, help) "# HELP noderecover_fence_" name " " help "\n# TYPE noderecover_fence_" name " counter\n"
-#define L(name, label, v) "noderecover_fence_" name "{" label "=\"" v "\"} %llu\n"
-	n = snprintf(body, sizeof body,
-	    "# HELP noderecover_build_info Always 1; the version label says which build runs.\n"
-	    "# TYPE noderecover_build_info gauge\nnoderecover_build_info{version=\"%s\"} 1\n"
-	    G("armed", "1 while its Lease is written and it has not fenced.") "noderecover_fence_armed %d\n"
-	    G("fenced", "1 once it fenced: it stays up, its Lease no longer renewed.") "noderecover_fence_fenced %d\n"
-	    G("phase", "1 for the phase of the last check.")
-	    "noderecover_fence_phase{phase=\"healthy\"} %d\nnoderecover_fence_phase{phase=\"kubelet\"} %d\n"
-	    "noderecover_fence_phase{phase=\"cut\"} %d\nnoderecover_fence_phase{phase=\"asking\"} %d\n"
-	    "noderecover_fence_phase{phase=\"outage\"} %d\nnoderecover_fence_phase{phase=\"fenced\"} %d\n"
-	    G("safe_seconds", "The safe time S on its Lease.") "noderecover_fence_safe_seconds %lld\n"
-	    G("peers", "Other fence agents listed with an address.") "noderecover_fence_peers %d\n"
-	    C("requests_seen_total", "Fence requests seen on its Lease, each once.") "noderecover_fence_requests_seen_total %llu\n"
-	    C("fences_total", "Fences decided, by reason.")
-	    L("fences_total", "reason", "requested") L("fences_total", "reason", "kubelet")
-	    L("fences_total", "reason", "peer-requested") L("fences_total", "reason", "isolated")
-	    C("peer_answers_total", "Its peers' answers by kind; none: none, or not signed.")
-	    L("peer_answers_total", "kind", "healthy") L("peer_answers_total", "kind", "api_down")
-	    L("peer_answers_total", "kind", "requested") L("peer_answers_total", "kind", "none")
-	    C("peer_requests_total", "Its peers' requests; refused: not signed (401).")
-	    L("peer_requests_total", "result", "answered") L("peer_requests_total", "result", "refused"),
-	    a->version, s.armed, s.fenced, s.phase == FENCE_HEALTHY, s.phase == FENCE_KUBELET, s.phase == FENCE_CUT,
-	    s.phase == FENCE_ASKING, s.phase == FENCE_OUTAGE, s.phase == FENCE_FENCED, (long long)a->safe, s.peers,
-	    (unsigned long long)s.requests_seen, (unsigned long long)s.fences[FENCE_REQUESTED],
-	    (unsigned long long)s.fences[FENCE_KUBELET_DOWN], (unsigned long long)s.fences[FENCE_PEER_REQUESTED],
-	    (unsigned long long)s.fences[FENCE_ISOLATED], (unsigned long long)s.answers[0], (unsigned long long)s.answers[1],
-	    (unsigned long long)s.answers[2], (unsigned long long)s.answers[3], (unsigned long long)s.served,
-	    (unsigned long long)s.refused);
-#undef G
-#undef C
-#undef L
-	if (n < 0 || (size_t)n >= sizeof body)
-		return -1;
-	h = snprintf(out, cap, "HTTP/1.1 200 OK\r\nContent-Type: " METRICS_CONTENT_TYPE "\r\nContent-Length: %d\r\n"
-	    "Connection: close\r\n\r\n%s", n, body);
-	return h < 0 || (size_t)h >= cap ? -1 : h;
+	metrics_build_info(&o, a->version);
+	metrics_gauge(&o, "fence_armed", "1 while its Lease is written and it has not fenced.", s.armed);
+	metrics_gauge(&o, "fence_fenced", "1 once it fenced: it stays up, its Lease no longer renewed.", s.fenced);
+	metrics_head(&o, "fence_phase", "gauge", "1 for the phase of the last check.");
+	for (enum fence_phase p = FENCE_HEALTHY; p <= FENCE_FENCED; p++)
+		metrics_sample(&o, "fence_phase", "phase", fence_phase_name(p), s.phase == p);
+	metrics_gauge(&o, "fence_safe_seconds", "The safe time S on its Lease.", a->safe);
+	metrics_gauge(&o, "fence_peers", "Other fence agents listed with an address.", s.peers);
+	metrics_head(&o, "fence_requests_seen_total", "counter", "Fence requests seen on its Lease, each once.");
+	metrics_printf(&o, "noderecover_fence_requests_seen_total %llu\n", (unsigned long long)s.requests_seen);
+	metrics_head(&o, "fence_fences_total", "counter", "Fences decided, by reason.");
+	for (enum fence_reason r = FENCE_REQUESTED; r <= FENCE_ISOLATED; r++)
+		metrics_sample(&o, "fence_fences_total", "reason", fence_reason_name(r), (long long)s.fences[r]);
+	metrics_head(&o, "fence_peer_answers_total", "counter", "Its peers' answers by kind; none: none, or not signed.");
+	for (int k = 0; k < ANSWER_KINDS; k++)
+		metrics_sample(&o, "fence_peer_answers_total", "kind", answer_kinds[k], (long long)s.answers[k]);
+	metrics_head(&o, "fence_peer_requests_total", "counter", "Its peers' requests; refused: not signed (401).");
+	metrics_sample(&o, "fence_peer_requests_total", "result", "answered", (long long)s.served);
+	metrics_sample(&o, "fence_peer_requests_total", "result", "refused", (long long)s.refused);
+	return o.full ? -1 : listen_response(out, cap, 200, METRICS_CONTENT_TYPE, "", body, o.n);
 }
 
 static int route(void *ctx, const char *head, size_t len, char *out, size_t cap)
@@ -713,7 +695,7 @@ static int route(void *ctx, const char *head, size_t len, char *out, size_t cap)
 		pthread_mutex_lock(&a->lock);
 		a->sh.refused++;
 		pthread_mutex_unlock(&a->lock);
-		return snprintf(out, cap, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+		return plain(out, cap, 401, "");
 	}
 	if (tn == 8 && memcmp(t, "/metrics", 8) == 0)
 		return metrics_text(a, out, cap);
@@ -725,10 +707,10 @@ static int route(void *ctx, const char *head, size_t len, char *out, size_t cap)
 		/* the loop checked within three checks and the longest one */
 		ok = since <= (3 * a->s->fence_check + 10) * 1000;
 		snprintf(why, sizeof why, ok ? "ok\n" : "no check for %llds\n", (long long)(since / 1000));
-		return plain(out, cap, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", why);
+		return plain(out, cap, ok ? 200 : 503, why);
 	}
 	if (tn == 7 && memcmp(t, "/readyz", 7) == 0)
-		return plain(out, cap, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", ok ? "ok: armed\n" : "not armed\n");
+		return plain(out, cap, ok ? 200 : 503, ok ? "ok: armed\n" : "not armed\n");
 	return -1;
 }
 

@@ -189,26 +189,50 @@ static void drop(struct listen_conn *c)
 	c->n = 0;
 }
 
+/* The reason phrase of each status the listener and its routes answer with. */
+static const char *reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 431: return "Request Header Fields Too Large";
+	case 503: return "Service Unavailable";
+	default: return "Internal Server Error";
+	}
+}
+
+int listen_response(char *out, size_t cap, int status, const char *ctype, const char *extra, const char *body,
+    size_t len)
+{
+	int n = snprintf(out, cap, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
+	    status, reason(status), ctype, len, extra);
+
+	if (n < 0 || (size_t)n + len >= cap)
+		return -1;
+	memcpy(out + n, body, len);
+	out[n + len] = '\0';
+	return n + (int)len;
+}
+
 /* Sends one whole response at once, never waiting: the socket's buffer holds it (SNDBUF). A
  * client whose window is shut gets a short body, which Content-Length tells it. */
-static void respond(struct listener *ls, struct listen_conn *c, int status, const char *reason, const char *ctype, const char *extra,
+static void respond(struct listener *ls, struct listen_conn *c, int status, const char *ctype, const char *extra,
     const char *text, size_t len)
 {
-	char *out = ls->out;
-	int n = snprintf(out, sizeof ls->out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
-	    status, reason, ctype, len, extra);
+	int n = listen_response(ls->out, sizeof ls->out, status, ctype, extra, text, len);
 
-	if (n < 0 || (size_t)n + len > sizeof ls->out)
-		return;
-	memcpy(out + n, text, len);
-	if (send(c->fd, out, (size_t)n + len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+	if (n < 0 || send(c->fd, ls->out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		return;
 }
 
 /* Answers a complete request (or a refused one) and closes the connection. */
 static void answer(struct listener *ls, struct listen_conn *c, enum listen_verdict v)
 {
-	static const char plain[] = "text/plain; charset=utf-8";
+	static const char plain[] = LISTEN_PLAIN;
 	char why[256];
 	int n, ok;
 
@@ -221,30 +245,30 @@ static void answer(struct listener *ls, struct listen_conn *c, enum listen_verdi
 	switch (v) {
 	case LISTEN_METRICS:
 		if ((n = metrics_render(clock_ms() / 1000, ls->body, sizeof ls->body)) < 0)
-			respond(ls, c, 500, "Internal Server Error", plain, "", "metrics do not fit\n", 19);
+			respond(ls, c, 500, plain, "", "metrics do not fit\n", 19);
 		else
-			respond(ls, c, 200, "OK", METRICS_CONTENT_TYPE, "", ls->body, (size_t)n);
+			respond(ls, c, 200, METRICS_CONTENT_TYPE, "", ls->body, (size_t)n);
 		break;
 	case LISTEN_LIVEZ:
 	case LISTEN_READYZ:
 		ok = v == LISTEN_LIVEZ ? metrics_live(clock_ms() / 1000, why, sizeof why) : metrics_ready(clock_ms() / 1000, why, sizeof why);
 		n = snprintf(ls->body, sizeof ls->body, "%s\n", why);
-		respond(ls, c, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", plain, "", ls->body, (size_t)n);
+		respond(ls, c, ok ? 200 : 503, plain, "", ls->body, (size_t)n);
 		break;
 	case LISTEN_METHOD:
-		respond(ls, c, 405, "Method Not Allowed", plain, "Allow: GET\r\n", "only GET\n", 9);
+		respond(ls, c, 405, plain, "Allow: GET\r\n", "only GET\n", 9);
 		break;
 	case LISTEN_NOT_FOUND:
-		respond(ls, c, 404, "Not Found", plain, "", "/metrics, /livez or /readyz\n", 28);
+		respond(ls, c, 404, plain, "", "/metrics, /livez or /readyz\n", 28);
 		break;
 	case LISTEN_TOO_LARGE:
-		respond(ls, c, 431, "Request Header Fields Too Large", plain, "", "request head too large\n", 23);
+		respond(ls, c, 431, plain, "", "request head too large\n", 23);
 		break;
 	case LISTEN_MORE:       /* the read deadline passed */
-		respond(ls, c, 408, "Request Timeout", plain, "", "request not complete within 1s\n", 31);
+		respond(ls, c, 408, plain, "", "request not complete within 1s\n", 31);
 		break;
 	case LISTEN_BAD:
-		respond(ls, c, 400, "Bad Request", plain, "", "not an HTTP/1.x request\n", 24);
+		respond(ls, c, 400, plain, "", "not an HTTP/1.x request\n", 24);
 		break;
 	}
 	drop(c);

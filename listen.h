@@ -43,6 +43,16 @@ enum listen_verdict listen_request(const char *buf, size_t len);
 int listen_addr(const char *addr, struct sockaddr_storage *sa, socklen_t *salen, int *any, char *err,
     size_t errlen);
 
+/*
+ * A whole response into out[0..cap): the status line (its reason from the status), Content-Type
+ * ctype, Content-Length, the header lines extra ("" none; each ends with "\r\n"), Connection:
+ * close, then body[0..len). Its length, or -1 when it does not fit. The listener's own answers
+ * and its routes' are all written by it.
+ */
+#define LISTEN_PLAIN "text/plain; charset=utf-8"
+int listen_response(char *out, size_t cap, int status, const char *ctype, const char *extra, const char *body,
+    size_t len);
+
 /* One client: its socket, when it was accepted, and the head read so far. */
 struct listen_conn {
 	int fd;                        /* -1: free */

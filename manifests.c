@@ -322,21 +322,6 @@ static const char *const fence_passed[] = {
 	"--fence-exec", "--fence-exec-timeout", "--fence-watchdog", "--fence-watchdog-timeout", "--fence-kubelet-url",
 };
 
-int manifests_fence_check(const struct settings *s, char *err, size_t cap)
-{
-	const char *a = s->fence_action;
-
-	if (a && strcmp(a, "watchdog") != 0 && strcmp(a, "reboot") != 0 && strcmp(a, "exec") != 0) {
-		snprintf(err, cap, "--fence-action '%.32s' is not one of watchdog, reboot or exec", a);
-		return -1;
-	}
-	if (a && strcmp(a, "exec") == 0 && !s->fence_exec) {
-		snprintf(err, cap, "--fence-action exec needs --fence-exec (or NODE_RECOVERY_FENCE_EXEC): the program to run");
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * The fence agent (docs/fence.md): its ServiceAccount, its Role on the fence Leases in the
  * namespace (the watcher's: the agents' Leases are where the watcher reads them), and the

@@ -26,8 +26,4 @@ int manifests_write(FILE *out, const struct settings *s, const char *image, int 
  */
 int manifests_fence_flag(int *argc, char **argv);
 
-/* The agent's settings manifests passes on, checked as `fence` checks them (its action). Returns
- * 0, or -1 with one line in err. */
-int manifests_fence_check(const struct settings *s, char *err, size_t cap);
-
 #endif

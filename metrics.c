@@ -60,7 +60,9 @@ struct state {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct state st = { .version = "", .leader = 1 };
+/* zero, so in no byte of the binary (3.4 KB of data otherwise); metrics_init fills it before
+ * anything reads it */
+static struct state st;
 
 void metrics_init(const char *version, int64_t poll, int64_t list_seconds, int64_t now)
 {
@@ -289,15 +291,8 @@ void metrics_watch_restart(void)
 	pthread_mutex_unlock(&lock);
 }
 
-/* The text being written: a cursor into the caller's buffer that remembers an overflow. */
-struct out {
-	char *b;
-	size_t cap, n;
-	int full;
-};
-
 __attribute__((format(printf, 2, 3)))
-static void out_printf(struct out *o, const char *fmt, ...)
+void metrics_printf(struct metrics_out *o, const char *fmt, ...)
 {
 	va_list ap;
 	int r;
@@ -314,49 +309,61 @@ static void out_printf(struct out *o, const char *fmt, ...)
 }
 
 /* A label value, escaped as the text format wants (backslash, double quote, line end). */
-static void label(struct out *o, const char *v)
+static void label(struct metrics_out *o, const char *v)
 {
 	for (; *v; v++) {
 		if (*v == '\\' || *v == '"')
-			out_printf(o, "\\%c", *v);
+			metrics_printf(o, "\\%c", *v);
 		else if (*v == '\n')
-			out_printf(o, "\\n");
+			metrics_printf(o, "\\n");
 		else
-			out_printf(o, "%c", *v);
+			metrics_printf(o, "%c", *v);
 	}
 }
 
 /* Milliseconds as seconds, written as Prometheus' clients write floats ("0.1", "2.5", "600"). */
-static void seconds(struct out *o, int64_t ms)
+static void seconds(struct metrics_out *o, int64_t ms)
 {
 	int64_t frac = ms % 1000;
 	int digits = 3;
 
-	out_printf(o, "%lld", (long long)(ms / 1000));
+	metrics_printf(o, "%lld", (long long)(ms / 1000));
 	if (!frac)
 		return;
 	while (frac % 10 == 0) {
 		frac /= 10;
 		digits--;
 	}
-	out_printf(o, ".%0*lld", digits, (long long)frac);
+	metrics_printf(o, ".%0*lld", digits, (long long)frac);
 }
 
-/* The HELP and TYPE lines every metric starts with. */
-static void head(struct out *o, const char *name, const char *type, const char *help)
+void metrics_head(struct metrics_out *o, const char *name, const char *type, const char *help)
 {
-	out_printf(o, "# HELP noderecover_%s %s\n# TYPE noderecover_%s %s\n", name, help, name, type);
+	metrics_printf(o, "# HELP noderecover_%s %s\n# TYPE noderecover_%s %s\n", name, help, name, type);
 }
 
-static void gauge(struct out *o, const char *name, const char *help, long long v)
+void metrics_gauge(struct metrics_out *o, const char *name, const char *help, long long v)
 {
-	head(o, name, "gauge", help);
-	out_printf(o, "noderecover_%s %lld\n", name, v);
+	metrics_head(o, name, "gauge", help);
+	metrics_printf(o, "noderecover_%s %lld\n", name, v);
+}
+
+void metrics_sample(struct metrics_out *o, const char *name, const char *label_name, const char *value, long long v)
+{
+	metrics_printf(o, "noderecover_%s{%s=\"%s\"} %lld\n", name, label_name, value, v);
+}
+
+void metrics_build_info(struct metrics_out *o, const char *version)
+{
+	metrics_head(o, "build_info", "gauge", "Always 1; the version label says which build runs.");
+	metrics_printf(o, "noderecover_build_info{version=\"");
+	label(o, version);
+	metrics_printf(o, "\"} 1\n");
 }
 
 int metrics_render(int64_t now_s, char *buf, size_t cap)
 {
-	struct out o = { buf, cap, 0, 0 };
+	struct metrics_out o = { buf, cap, 0, 0 };
 	struct state s;
 
 	if (cap == 0)
@@ -365,77 +372,74 @@ int metrics_render(int64_t now_s, char *buf, size_t cap)
 	s = st;
 	pthread_mutex_unlock(&lock);
 
-	head(&o, "build_info", "gauge", "Always 1; the version label says which build runs.");
-	out_printf(&o, "noderecover_build_info{version=\"");
-	label(&o, s.version);
-	out_printf(&o, "\"} 1\n");
-	gauge(&o, "leader", "1 when this replica acts (the leader, or leader election is off), else 0.", s.leader);
+	metrics_build_info(&o, s.version);
+	metrics_gauge(&o, "leader", "1 when this replica acts (the leader, or leader election is off), else 0.", s.leader);
 
-	head(&o, "passes_total", "counter", "Passes by how they ended: ok, failed (a listing, an action or a refusal failed), held (the storm guard held an action back).");
+	metrics_head(&o, "passes_total", "counter", "Passes by how they ended: ok, failed (a listing, an action or a refusal failed), held (the storm guard held an action back).");
 	for (int i = 0; i < METRICS_PASSES; i++)
-		out_printf(&o, "noderecover_passes_total{result=\"%s\"} %llu\n", pass_names[i], (unsigned long long)s.passes[i]);
+		metrics_sample(&o, "passes_total", "result", pass_names[i], (long long)s.passes[i]);
 
-	head(&o, "pass_duration_seconds", "histogram", "How long passes took, listing and acting.");
+	metrics_head(&o, "pass_duration_seconds", "histogram", "How long passes took, listing and acting.");
 	for (int i = 0; i < METRICS_BUCKETS; i++) {
-		out_printf(&o, "noderecover_pass_duration_seconds_bucket{le=\"");
+		metrics_printf(&o, "noderecover_pass_duration_seconds_bucket{le=\"");
 		seconds(&o, bucket_ms[i]);
-		out_printf(&o, "\"} %llu\n", (unsigned long long)s.buckets[i]);
+		metrics_printf(&o, "\"} %llu\n", (unsigned long long)s.buckets[i]);
 	}
-	out_printf(&o, "noderecover_pass_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)s.count);
-	out_printf(&o, "noderecover_pass_duration_seconds_sum ");
+	metrics_printf(&o, "noderecover_pass_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)s.count);
+	metrics_printf(&o, "noderecover_pass_duration_seconds_sum ");
 	seconds(&o, s.sum_ms);
-	out_printf(&o, "\n");
-	out_printf(&o, "noderecover_pass_duration_seconds_count %llu\n", (unsigned long long)s.count);
+	metrics_printf(&o, "\n");
+	metrics_printf(&o, "noderecover_pass_duration_seconds_count %llu\n", (unsigned long long)s.count);
 
-	gauge(&o, "last_successful_pass_timestamp_seconds", "When the last pass that ended ok finished, Unix seconds; 0: none yet.", (long long)s.last_ok);
+	metrics_gauge(&o, "last_successful_pass_timestamp_seconds", "When the last pass that ended ok finished, Unix seconds; 0: none yet.", (long long)s.last_ok);
 
-	head(&o, "actions_total", "counter", "Decided actions by kind and what became of them.");
+	metrics_head(&o, "actions_total", "counter", "Decided actions by kind and what became of them.");
 	for (int k = 0; k < METRICS_KINDS; k++)
 		for (int r = 0; r < METRICS_RESULTS; r++)
 			if (possible[k] & 1u << r)
-				out_printf(&o, "noderecover_actions_total{action=\"%s\",result=\"%s\"} %llu\n", kind_names[k], result_names[r],
+				metrics_printf(&o, "noderecover_actions_total{action=\"%s\",result=\"%s\"} %llu\n", kind_names[k], result_names[r],
 				    (unsigned long long)s.actions[k][r]);
 
-	head(&o, "nodes", "gauge", "Nodes in the last complete list, by their Ready condition (none: no Ready condition).");
+	metrics_head(&o, "nodes", "gauge", "Nodes in the last complete list, by their Ready condition (none: no Ready condition).");
 	for (int i = 0; i < METRICS_READIES; i++)
-		out_printf(&o, "noderecover_nodes{ready=\"%s\"} %ld\n", ready_names[i], s.nodes[i]);
-	gauge(&o, "etcd_ready_members", "Ready nodes labelled node-role.kubernetes.io/etcd=true in the last complete list.", s.etcd_ready);
-	gauge(&o, "tainted_nodes", "Nodes carrying our out-of-service taint in the last complete list.", s.tainted_total);
-	head(&o, "tainted_since_timestamp_seconds", "gauge", "When we tainted each node still carrying our taint (our annotation's time, Unix seconds; -1 unreadable); the 8 tainted longest.");
+		metrics_sample(&o, "nodes", "ready", ready_names[i], s.nodes[i]);
+	metrics_gauge(&o, "etcd_ready_members", "Ready nodes labelled node-role.kubernetes.io/etcd=true in the last complete list.", s.etcd_ready);
+	metrics_gauge(&o, "tainted_nodes", "Nodes carrying our out-of-service taint in the last complete list.", s.tainted_total);
+	metrics_head(&o, "tainted_since_timestamp_seconds", "gauge", "When we tainted each node still carrying our taint (our annotation's time, Unix seconds; -1 unreadable); the 8 tainted longest.");
 	for (int i = 0; i < s.ntainted; i++) {
-		out_printf(&o, "noderecover_tainted_since_timestamp_seconds{node=\"");
+		metrics_printf(&o, "noderecover_tainted_since_timestamp_seconds{node=\"");
 		label(&o, s.tainted[i].node);
-		out_printf(&o, "\"} %lld\n", (long long)s.tainted[i].since);
+		metrics_printf(&o, "\"} %lld\n", (long long)s.tainted[i].since);
 	}
-	gauge(&o, "storm_guard_engaged", "1 while the storm guard holds new taints and deletes back (engaged or cooling down), else 0.", s.storm);
-	gauge(&o, "fence_waiting_nodes", "Nodes the last pass left waiting on their fence agent.", s.fence_waiting);
-	head(&o, "fence_requests_total", "counter", "Fence requests written on agents' Leases.");
-	out_printf(&o, "noderecover_fence_requests_total %llu\n", (unsigned long long)s.fence_requests);
+	metrics_gauge(&o, "storm_guard_engaged", "1 while the storm guard holds new taints and deletes back (engaged or cooling down), else 0.", s.storm);
+	metrics_gauge(&o, "fence_waiting_nodes", "Nodes the last pass left waiting on their fence agent.", s.fence_waiting);
+	metrics_head(&o, "fence_requests_total", "counter", "Fence requests written on agents' Leases.");
+	metrics_printf(&o, "noderecover_fence_requests_total %llu\n", (unsigned long long)s.fence_requests);
 
-	head(&o, "api_requests_total", "counter", "API requests by method and HTTP status (error: no answer; other: a status not listed), retries included.");
+	metrics_head(&o, "api_requests_total", "counter", "API requests by method and HTTP status (error: no answer; other: a status not listed), retries included.");
 	for (size_t m = 0; m < METHODS; m++)
 		for (size_t c = 0; c < CODES; c++) {
 			if (!s.api[m][c])
 				continue;
 			if (codes[c] > 0)
-				out_printf(&o, "noderecover_api_requests_total{method=\"%s\",code=\"%d\"} %llu\n", methods[m], codes[c],
+				metrics_printf(&o, "noderecover_api_requests_total{method=\"%s\",code=\"%d\"} %llu\n", methods[m], codes[c],
 				    (unsigned long long)s.api[m][c]);
 			else
-				out_printf(&o, "noderecover_api_requests_total{method=\"%s\",code=\"%s\"} %llu\n", methods[m],
+				metrics_printf(&o, "noderecover_api_requests_total{method=\"%s\",code=\"%s\"} %llu\n", methods[m],
 				    codes[c] == 0 ? "error" : "other", (unsigned long long)s.api[m][c]);
 		}
 	if (s.watching) {
 		static const char *const event_names[] = { "added", "modified", "deleted", "bookmark", "error" };
 		static const char *const relist_names[] = { "start", "expired", "broken", "periodic", "failed", "confirm" };
-		head(&o, "watch_events_total", "counter", "Watch events read, by type.");
+		metrics_head(&o, "watch_events_total", "counter", "Watch events read, by type.");
 		for (int i = 0; i < METRICS_WATCH_EVENTS; i++)
-			out_printf(&o, "noderecover_watch_events_total{type=\"%s\"} %llu\n", event_names[i], (unsigned long long)s.watch_events[i]);
-		head(&o, "relists_total", "counter", "Whole lists read while following a watch, by why: start, expired (410), broken (a stream that could not be trusted), periodic (--relist), failed (the list before failed), confirm (a new taint or delete is decided on a list).");
+			metrics_sample(&o, "watch_events_total", "type", event_names[i], (long long)s.watch_events[i]);
+		metrics_head(&o, "relists_total", "counter", "Whole lists read while following a watch, by why: start, expired (410), broken (a stream that could not be trusted), periodic (--relist), failed (the list before failed), confirm (a new taint or delete is decided on a list).");
 		for (int i = 0; i < METRICS_RELISTS; i++)
-			out_printf(&o, "noderecover_relists_total{reason=\"%s\"} %llu\n", relist_names[i], (unsigned long long)s.relists[i]);
-		head(&o, "watch_restarts_total", "counter", "Watches started again from the last resourceVersion, without a list (the stream ended, went silent or failed).");
-		out_printf(&o, "noderecover_watch_restarts_total %llu\n", (unsigned long long)s.restarts);
-		gauge(&o, "watch_last_event_age_seconds", "Seconds since the last watch event or bookmark.",
+			metrics_sample(&o, "relists_total", "reason", relist_names[i], (long long)s.relists[i]);
+		metrics_head(&o, "watch_restarts_total", "counter", "Watches started again from the last resourceVersion, without a list (the stream ended, went silent or failed).");
+		metrics_printf(&o, "noderecover_watch_restarts_total %llu\n", (unsigned long long)s.restarts);
+		metrics_gauge(&o, "watch_last_event_age_seconds", "Seconds since the last watch event or bookmark.",
 		    (long long)(now_s - s.last_event));
 	}
 	if (o.full)

@@ -47,7 +47,8 @@ enum metrics_ready { METRICS_READY_TRUE, METRICS_READY_FALSE, METRICS_READY_UNKN
  * Starts afresh: every counter 0, leader 1, version the build's (kept, must outlive the
  * process). poll and list_seconds: the loop's poll interval and the longest a list may take,
  * for /livez; now: the monotonic clock in seconds, counted as the last start of a pass so a
- * process that has not begun its first pass yet is alive. Call before the listener starts.
+ * process that has not begun its first pass yet is alive. Call before any other metrics_ call
+ * and before the listener starts.
  */
 void metrics_init(const char *version, int64_t poll, int64_t list_seconds, int64_t now);
 
@@ -116,6 +117,27 @@ void metrics_api(void *ctx, const char *method, int status);
  */
 #define METRICS_TEXT_MAX 16384
 int metrics_render(int64_t now, char *buf, size_t cap);
+
+/*
+ * The writer both documents are made with, the watcher's (metrics_render) and the fence
+ * agent's: a cursor into the caller's buf[0..cap) that remembers an overflow (full: the text is
+ * unusable). Every name is written after the prefix noderecover_.
+ */
+struct metrics_out {
+	char *b;
+	size_t cap, n;
+	int full;
+};
+__attribute__((format(printf, 2, 3)))
+void metrics_printf(struct metrics_out *o, const char *fmt, ...);
+/* The HELP and TYPE lines of noderecover_NAME; type "gauge", "counter" or "histogram". */
+void metrics_head(struct metrics_out *o, const char *name, const char *type, const char *help);
+/* A gauge without labels: its HELP and TYPE lines and its one sample. */
+void metrics_gauge(struct metrics_out *o, const char *name, const char *help, long long v);
+/* One sample of a family with one label: noderecover_NAME{LABEL="VALUE"} V. */
+void metrics_sample(struct metrics_out *o, const char *name, const char *label, const char *value, long long v);
+/* noderecover_build_info{version="VERSION"} 1 with its HELP and TYPE (the version escaped). */
+void metrics_build_info(struct metrics_out *o, const char *version);
 
 /*
  * The probes' rules, pure (tested as a table). live: the loop started a round within 3 poll

@@ -46,6 +46,18 @@ static void on_signal(int sig)
 	cut = 1;
 }
 
+/* SIGTERM and SIGINT stop the loop (on_signal); the sockets send with MSG_NOSIGNAL, and a closed
+ * stdout or stderr pipe must give EPIPE, not kill. */
+static void catch_signals(void)
+{
+	struct sigaction sa = { 0 };
+
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
 /*
  * Waits until the monotonic clock reaches wake (ms), or until a signal stops the loop. The
  * signals are blocked from the check of stop to the wait, and the wait takes them
@@ -329,7 +341,7 @@ int main(int argc, char **argv)
 	if (pr->s.mode == MODE_COMPLETION)
 		return completion_write(stdout, pr->s.shell) < 0;
 	if (pr->s.mode == MODE_MANIFESTS) {
-		if (fence_manifests && manifests_fence_check(&pr->s, err, sizeof err) < 0) {
+		if (fence_manifests && settings_fence_action(&pr->s, "--fence-action", err, sizeof err) < 0) {
 			say_fatal("%s", err);
 			return 2;
 		}
@@ -348,11 +360,7 @@ int main(int argc, char **argv)
 			say_fatal("%s", err);
 			return 2;
 		}
-		struct sigaction fsa = { 0 };
-		fsa.sa_handler = on_signal;
-		sigaction(SIGTERM, &fsa, NULL);
-		sigaction(SIGINT, &fsa, NULL);
-		signal(SIGPIPE, SIG_IGN);
+		catch_signals();
 		return fence_run(&pr->s, &pr->t, NODERECOVER_VERSION, &stop, &cut);
 	}
 	if (settings_target(&pr->s, from_environment, &pr->t, err, sizeof err) < 0 ||
@@ -368,12 +376,7 @@ int main(int argc, char **argv)
 		say_fatal("%s", err);
 		return 2;
 	}
-	struct sigaction sa = { 0 };
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	/* the sockets send with MSG_NOSIGNAL; a closed stdout or stderr pipe must give EPIPE, not kill */
-	signal(SIGPIPE, SIG_IGN);
+	catch_signals();
 
 	pr->loop.kc = &pr->kc;
 	pr->loop.s = &pr->s;

@@ -202,13 +202,12 @@ int peer_request(const struct peer_key *k, const char *head, size_t len, char *n
 
 int peer_answer(const struct peer_key *k, const char *nonce, int api, int requested, char *out, size_t cap)
 {
-	char body[64], sig[PEER_SIG_LEN + 1];
-	int n = peer_body(body, sizeof body, api, requested), r;
+	char body[64], sig[PEER_SIG_LEN + 1], extra[sizeof PEER_HEADER + PEER_SIG_LEN + 8];
+	int n = peer_body(body, sizeof body, api, requested);
 
 	peer_sign_answer(k, nonce, body, (size_t)n, sig);
-	r = snprintf(out, cap, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n" PEER_HEADER
-	    ": %s\r\nConnection: close\r\n\r\n%s", n, sig, body);
-	return r < 0 || (size_t)r >= cap ? -1 : r;
+	snprintf(extra, sizeof extra, PEER_HEADER ": %s\r\n", sig);
+	return listen_response(out, cap, 200, "application/json", extra, body, (size_t)n);
 }
 
 /* ---- The client ---- */

@@ -17,6 +17,7 @@
 
 #define FILE_MAX (1024 * 1024)
 #define F(field) offsetof(struct settings, field)
+_Static_assert(sizeof(struct settings) <= UINT16_MAX, "a row's field is 16 bits");
 
 /* Each row's place in settings_rows, for the rules between settings. */
 enum {
@@ -595,13 +596,25 @@ static void host_name(struct settings *s)
 
 static int common_settings(struct settings *s, char *err, size_t errlen);
 
+int settings_fence_action(const struct settings *s, const char *name, char *err, size_t errlen)
+{
+	const char *a = s->fence_action;
+
+	if (a && strcmp(a, "watchdog") != 0 && strcmp(a, "reboot") != 0 && strcmp(a, "exec") != 0)
+		return text_fail(err, errlen, "%s '%.32s' is not one of watchdog, reboot or exec", name, a);
+	if (a && strcmp(a, "exec") == 0 && !s->fence_exec)
+		return text_fail(err, errlen, "%s exec needs %s (or %s): the program to run", name,
+		    settings_rows[O_FENCE_EXEC].flag, settings_rows[O_FENCE_EXEC].env);
+	return 0;
+}
+
 /* The fence agent's own rules (docs/fence.md "Settings"): its node, namespace, action and
  * secret are required, its peers' address defaults to the pod's IP and the listen port. */
 static int fence_settings(struct settings *s, const char **val, const char **from, settings_env_fn env, char *err,
     size_t errlen)
 {
 	const struct settings_row *r = settings_rows;
-	const char *a = s->fence_action, *node = env("NODE_NAME"), *ip = env("POD_IP");
+	const char *node = env("NODE_NAME"), *ip = env("POD_IP");
 	struct sockaddr_storage sa;
 	socklen_t salen;
 	char why[200];
@@ -623,11 +636,8 @@ static int fence_settings(struct settings *s, const char **val, const char **fro
 	if (!s->fence_namespace[0])
 		return text_fail(err, errlen, "%s (or %s) is required outside a pod: %s/namespace is not there",
 		    r[O_FENCE_NS].flag, r[O_FENCE_NS].env, SETTINGS_SA_DIR);
-	if (a && strcmp(a, "watchdog") != 0 && strcmp(a, "reboot") != 0 && strcmp(a, "exec") != 0)
-		return text_fail(err, errlen, "%s '%.32s' is not one of watchdog, reboot or exec", from[O_FENCE_ACTION], a);
-	if (a && strcmp(a, "exec") == 0 && !s->fence_exec)
-		return text_fail(err, errlen, "%s exec needs %s (or %s): the program to run", from[O_FENCE_ACTION],
-		    r[O_FENCE_EXEC].flag, r[O_FENCE_EXEC].env);
+	if (settings_fence_action(s, from[O_FENCE_ACTION], err, errlen) < 0)
+		return -1;
 	if (!s->fence_peer_secret_file)
 		return text_fail(err, errlen, "%s (or %s) is required: the peers' shared secret", r[O_FENCE_SECRET].flag,
 		    r[O_FENCE_SECRET].env);

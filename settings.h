@@ -129,16 +129,17 @@ struct settings_row {
 	const char *dflt;        /* the default, as the flag takes it; NULL: no value (see unset) */
 	const char *unset;       /* with no default value, what leaving it unset means ("required",
 	                            "the taint threshold"); NULL: nothing to say */
-	enum settings_kind kind;
-	int64_t min, max;        /* DURATION, COUNT, LIMIT: the bounds; DNS and NODE: the longest */
-	size_t field;            /* offsetof(struct settings, the field it sets) */
 	const char *alone;       /* what the flag means standing alone (--dry-run: client); NULL: it needs a value */
-	int blank_unset;         /* an empty value means unset (a variable's habit), not a value to check */
 	const char *what;        /* KEY and DNS: what a value must be, for the refusal ("a label");
 	                            WORDS: the words it takes, in order, one space apart */
-	enum settings_pod pod;
 	const char *pod_value;   /* SETTINGS_POD_FIXED: the value; SETTINGS_POD_FIELD: the field's path */
 	const char *meaning;     /* one line, for help */
+	/* the rest packed after the pointers (a row is read, never written; 42 of them) */
+	int32_t min, max;        /* DURATION, COUNT, LIMIT: the bounds; DNS and NODE: the longest */
+	uint16_t field;          /* offsetof(struct settings, the field it sets) */
+	enum settings_kind kind : 8;
+	enum settings_pod pod : 8;
+	unsigned blank_unset : 1; /* an empty value means unset (a variable's habit), not a value to check */
 };
 
 /* The settings, in the order help, the README and the pod's environment list them. */
@@ -173,6 +174,13 @@ void settings_help(FILE *out);
  */
 int settings_seconds(const char *name, const char *text, int64_t min, int64_t max, int64_t *out,
     char *err, size_t errlen);
+
+/*
+ * The fence agent's action (docs/fence.md), as `fence` and `manifests --fence` check it: unset,
+ * or watchdog, reboot or exec, and exec with its program (--fence-exec). name: the flag or
+ * variable the action came from, for the message. Returns 0, or -1 with one line in err.
+ */
+int settings_fence_action(const struct settings *s, const char *name, char *err, size_t errlen);
 
 /* Looks up an environment variable; getenv in the program, a table in the tests. */
 typedef const char *(*settings_env_fn)(const char *name);
