@@ -520,6 +520,7 @@ PASSED=0 FAILED=0 SKIPPED=0 BROKEN=
 suite() {
 	name=$1; shift
 	say "running $name"
+	suite_t0=$(date +%s)
 	# Into a file, shown as it grows, and not through a pipe: a process a test left behind
 	# would hold a pipe open and hang the whole run; the suite ends when its command does.
 	: >$B/$name.log
@@ -536,6 +537,7 @@ suite() {
 	set -- $counts
 	PASSED=$((PASSED + $1)) FAILED=$((FAILED + $2)) SKIPPED=$((SKIPPED + $3))
 	grep -q "^$name: exit 0$" $B/$name.status || BROKEN="$BROKEN $name"
+	say "$name took $(($(date +%s) - suite_t0)) s"
 }
 # Runs a suite's command and records its exit status, since a pipe through tee hides it.
 status() {
@@ -544,7 +546,34 @@ status() {
 	echo "$sname: exit $rc" > $B/$sname.status
 }
 
+# The Go tools of the Helm and e2e suites (tests/e2e/build-tools.sh: the control plane with
+# kubectl, helm, kine), built from the start of the run in the background at the lowest CPU
+# priority (SCHED_IDLE, nice 19), where they take only what the suites before them leave idle;
+# a suite that needs a tool still being built waits for it (the script's lock). Cached, this
+# only finds them. Its output: build/tools.log.
+TOOLS_PID=
+tools_start() {
+	what=all
+	[ "${NODERECOVER_SKIP_E2E:-}" = 1 ] && what=helm
+	say "building the Go tools ($what) in the background at idle priority: $B/tools.log"
+	mkdir -p $B
+	idle="chrt --idle 0"
+	$idle true 2>/dev/null || idle=
+	setsid $idle nice -n 19 sh tests/e2e/build-tools.sh $what >$B/tools.log 2>&1 &
+	TOOLS_PID=$!
+}
+# Stops the background build (its process group) if it still runs, and says what it built.
+tools_stop() {
+	[ -n "$TOOLS_PID" ] || return 0
+	kill -- -"$TOOLS_PID" 2>/dev/null || :
+	wait "$TOOLS_PID" 2>/dev/null || :
+	TOOLS_PID=
+	grep -E '^(built|building) ' $B/tools.log | sed 's/^/build.sh: tools: /' >&2 || :
+}
+
 test_all() {
+	tools_start
+	trap tools_stop EXIT
 	build
 	build_asan
 	suite unit status unit unit
@@ -576,6 +605,7 @@ test_all() {
 		# the chaos soak's short form (tests/e2e/soak_test.go): a few minutes of faults
 		suite soak status soak soak "$SOAK_SHORT" "${NODERECOVER_SOAK_NODES:-$SOAK_SHORT_NODES}"
 	fi
+	tools_stop
 	[ -z "$BROKEN" ] || say "suites that failed:$BROKEN"
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	[ -z "$BROKEN" ] && [ "$FAILED" -eq 0 ]
