@@ -5,7 +5,8 @@
 # present is not built again. One build of a tool at a time: a lock per tool in the cache root
 # makes a second caller (a suite, while `./build.sh test` builds the tools in the background)
 # wait for the first and then find it cached. Prints the tool's directory (control-plane, kine)
-# or binary (helm) on stdout (last line). Never writes into the repository.
+# or binary (helm) on stdout, one line and nothing else (`all` prints nothing); exits non-zero,
+# saying why on stderr, when the tool could not be had. Never writes into the repository.
 #
 #   build-tools.sh control-plane  etcd, kube-apiserver, kube-controller-manager and kubectl at
 #                                 the versions go.mod pins (its tool lines), in one `go build`:
@@ -60,7 +61,10 @@ build() {
 	name=$1 dir=$2 what=$3
 	shift 3
 	exec 9>"$cache/.$name.lock"
-	flock 9
+	if ! flock -n 9; then
+		echo "waiting for the build of $name that another process is running (./build.sh test's logs to build/tools.log)" >&2
+		flock 9
+	fi
 	if whole "$dir"; then
 		echo "$what cached in $dir" >&2
 		exec 9>&-
@@ -69,7 +73,8 @@ build() {
 	tmp="$dir.tmp.$$"
 	rm -rf "$tmp"
 	mkdir -p "$tmp"
-	trap 'rm -rf "$tmp"' EXIT
+	# whatever ends the build early (a failed command under set -e, a signal) says so in one line
+	trap 'rc=$?; rm -rf "$tmp"; echo "build-tools.sh: $what NOT built (exit $rc); nothing cached" >&2' EXIT
 	trap 'exit 1' INT TERM HUP
 	echo "building $what into $dir (first time: minutes)" >&2
 	start=$(date +%s)
@@ -172,7 +177,13 @@ case ${1:-} in
 control-plane) control_plane ;;
 kine) kine ;;
 helm) helm ;;
-# the control plane first: the Helm suite and the e2e suite need it, kine only e2e-kine after
-all) control_plane; helm; kine ;;
+# the control plane first: the Helm suite and the e2e suite need it, kine only e2e-kine after.
+# Each by a shell of its own (under set -e, which a subshell in `||` would not be), so one that
+# fails does not stop the others; exit 1 if any failed, each failure said by build's line.
+all)
+	rc=0
+	for t in control-plane helm kine; do sh "$here/build-tools.sh" "$t" >/dev/null || rc=1; done
+	exit $rc
+	;;
 *) echo "usage: build-tools.sh control-plane|kine|helm|all" >&2; exit 2 ;;
 esac

@@ -27,11 +27,13 @@ if ! python3 -c 'import yaml' 2>/dev/null; then
 fi
 tools=$here/../e2e/build-tools.sh
 t0=$(date +%s)
-NODERECOVER_HELM=$(sh "$tools" helm | tail -n 1)
+NODERECOVER_HELM=$(sh "$tools" helm) ||
+	{ echo "helm: no helm CLI: tests/e2e/build-tools.sh helm failed (its words above)" >&2; exit 1; }
 echo "helm CLI ready in $(($(date +%s) - t0)) s: $NODERECOVER_HELM"
 if [ "${NODERECOVER_SKIP_E2E:-}" != 1 ] && [ -z "${NODERECOVER_KUBECTL:-}" ]; then
 	t0=$(date +%s)
-	NODERECOVER_KUBECTL=$(sh "$tools" control-plane | tail -n 1)/kubectl
+	NODERECOVER_KUBECTL=$(sh "$tools" control-plane)/kubectl ||
+		{ echo "helm: no kubectl: tests/e2e/build-tools.sh control-plane failed (its words above)" >&2; exit 1; }
 	echo "control plane and kubectl ready in $(($(date +%s) - t0)) s: $NODERECOVER_KUBECTL"
 	# NODERECOVER_E2E_BINDIR may name a control plane without kubectl: its tests skip, saying so
 	[ -x "$NODERECOVER_KUBECTL" ] || { echo "helm: no kubectl at $NODERECOVER_KUBECTL" >&2; NODERECOVER_KUBECTL=; }
