@@ -324,11 +324,11 @@ class Resume(WatchCase):
         self.assertEqual(len(self.srv.lists()), 1, "silence is no reason to list" + self.ctx(r))
 
     def test_bookmarks_keep_a_quiet_stream(self):
-        # scale 20 (6 s limit), a bookmark every second and no event for 12 s: the stream is kept
+        # scale 40 (3 s limit), a bookmark every 0.5 s and no event for 7 s: the stream is kept
         self.server(cluster())
-        self.srv.bookmark_every = 1
-        self.run_watching(None, env=scaled(20))
-        self.settle(12)
+        self.srv.bookmark_every = 0.5
+        self.run_watching(None, env=scaled(40))
+        self.settle(7)
         r = self.stop()
         self.assertEqual(len(self.srv.watches()), 1, "a stream with bookmarks is not silent" + self.ctx(r))
         self.assertGreaterEqual(self.srv.watches()[0].sent.get("BOOKMARK", 0), 10)
