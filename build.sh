@@ -521,6 +521,7 @@ PASSED=0 FAILED=0 SKIPPED=0 BROKEN=
 suite() {
 	name=$1; shift
 	say "running $name"
+	suite_t0=$(date +%s)
 	# Into a file, shown as it grows, and not through a pipe: a process a test left behind
 	# would hold a pipe open and hang the whole run; the suite ends when its command does.
 	: >$B/$name.log
@@ -531,12 +532,13 @@ suite() {
 	sleep 1
 	kill $tpid 2>/dev/null || :
 	wait $tpid 2>/dev/null || :
-	trap - INT TERM
+	trap 'exit 130' INT TERM
 	counts=$(grep -Eo '[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?' $B/$name.log |
 		awk '{p += $1; f += $3; s += $5} END {print p+0, f+0, s+0}')
 	set -- $counts
 	PASSED=$((PASSED + $1)) FAILED=$((FAILED + $2)) SKIPPED=$((SKIPPED + $3))
 	grep -q "^$name: exit 0$" $B/$name.status || BROKEN="$BROKEN $name"
+	say "$name took $(($(date +%s) - suite_t0)) s"
 }
 # Runs a suite's command and records its exit status, since a pipe through tee hides it.
 status() {
@@ -545,7 +547,45 @@ status() {
 	echo "$sname: exit $rc" > $B/$sname.status
 }
 
+# The Go tools of the Helm and e2e suites (tests/e2e/build-tools.sh: the control plane with
+# kubectl, helm, kine), built from the start of the run in the background at nice 19, where they
+# take only what the suites before them leave idle. The suites ask build-tools.sh for what they
+# need, as when run alone: a tool still being built is waited for (the script's lock); one whose
+# background build failed is tried again there, and its suite fails with the reason if it fails
+# again. Cached, this only finds them. Its output: build/tools.log.
+TOOLS_PID=
+tools_start() {
+	what=all
+	[ "${NODERECOVER_SKIP_E2E:-}" = 1 ] && what=helm
+	say "building the Go tools ($what) in the background at nice 19: $B/tools.log"
+	mkdir -p $B
+	# a process group of its own, which tools_priority and tools_stop reach whole
+	setsid nice -n 19 sh tests/e2e/build-tools.sh $what >$B/tools.log 2>&1 &
+	TOOLS_PID=$!
+}
+# tools_priority NICE: the background build, if it still runs, at NICE: the run's own while a
+# suite can only wait for it (at nice 19 a machine busy with other work would starve it), 19
+# again while a suite runs beside it.
+tools_priority() {
+	[ -n "$TOOLS_PID" ] && kill -0 "$TOOLS_PID" 2>/dev/null || return 0
+	renice -n "$1" -g "$TOOLS_PID" >/dev/null 2>&1 || :
+}
+# Stops the background build (its process group) if it still runs, and says what it built and
+# what it could not.
+tools_stop() {
+	[ -n "$TOOLS_PID" ] || return 0
+	kill -- -"$TOOLS_PID" 2>/dev/null || :
+	wait "$TOOLS_PID" 2>/dev/null || :
+	TOOLS_PID=
+	grep -E '^(built|building) |NOT built' $B/tools.log | sed 's/^/build.sh: tools: /' >&2 || :
+}
+
 test_all() {
+	tools_start
+	# an interrupted run stops the background build too (a signal's default would skip EXIT)
+	trap tools_stop EXIT
+	trap 'exit 130' INT TERM HUP
+	run_nice=$(nice)
 	build
 	build_asan
 	suite unit status unit unit
@@ -567,16 +607,20 @@ test_all() {
 	# the fence agent's real watchdog in a qemu VM (tests/vm: installs qemu and fetches Debian's
 	# kernel the first time, then about 80 s)
 	suite vm status vm sh tests/vm/run.sh $B/noderecover
+	tools_priority "$run_nice"
 	suite helm status helm helm_test
+	tools_priority 19
 	if [ "${NODERECOVER_SKIP_E2E:-}" = 1 ]; then
 		say "skipping the end-to-end tests (NODERECOVER_SKIP_E2E=1)"
 	else
 		suite e2e status e2e sh tests/e2e/run.sh $B/noderecover
 		# a subset again on kine over SQLite, k3s's default datastore (tests/e2e/run.sh)
+		tools_priority "$run_nice"
 		suite e2e-kine status e2e-kine env NODERECOVER_E2E_DATASTORE=kine sh tests/e2e/run.sh $B/noderecover
 		# the chaos soak's short form (tests/e2e/soak_test.go): a few minutes of faults
 		suite soak status soak soak "$SOAK_SHORT" "${NODERECOVER_SOAK_NODES:-$SOAK_SHORT_NODES}"
 	fi
+	tools_stop
 	[ -z "$BROKEN" ] || say "suites that failed:$BROKEN"
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	[ -z "$BROKEN" ] && [ "$FAILED" -eq 0 ]

@@ -18,10 +18,10 @@ import (
 //
 //	NODERECOVER_BIN          the binary under test (default ../../build/noderecover)
 //	NODERECOVER_E2E_BINDIR   directory holding etcd, kube-apiserver, kube-controller-manager;
-//	                         unset: ./build-control-plane.sh builds or finds them in the cache
+//	                         unset: ./build-tools.sh control-plane builds or finds them in the cache
 //	NODERECOVER_E2E_KEEP=1   keep the throwaway directory (logs, audit log) after a pass
 //	NODERECOVER_E2E_DATASTORE  etcd (default) or kine: kine over SQLite in etcd's place
-//	NODERECOVER_E2E_KINEDIR  directory holding kine; unset: ./build-control-plane.sh --kine
+//	NODERECOVER_E2E_KINEDIR  directory holding kine; unset: ./build-tools.sh kine
 
 var (
 	clusterOnce sync.Once
@@ -45,11 +45,11 @@ func controlPlaneBinDir() (string, error) {
 	if d := os.Getenv("NODERECOVER_E2E_BINDIR"); d != "" {
 		return d, nil
 	}
-	cmd := exec.Command("./build-control-plane.sh")
+	cmd := exec.Command("./build-tools.sh", "control-plane")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("build-control-plane.sh: %v", err)
+		return "", fmt.Errorf("build-tools.sh control-plane: %v", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return lines[len(lines)-1], nil
@@ -59,11 +59,11 @@ func kineBinDir() (string, error) {
 	if d := os.Getenv("NODERECOVER_E2E_KINEDIR"); d != "" {
 		return d, nil
 	}
-	cmd := exec.Command("./build-control-plane.sh", "--kine")
+	cmd := exec.Command("./build-tools.sh", "kine")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("build-control-plane.sh --kine: %v", err)
+		return "", fmt.Errorf("build-tools.sh kine: %v", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return lines[len(lines)-1], nil

@@ -11,10 +11,10 @@
 #                                             NODERECOVER_E2E_RUN, only the kine subset below
 #
 # Needs Go (the version go.mod names, 1.26) and the Go module proxy the first time.
-# The control plane binaries are cached in $NODERECOVER_E2E_CACHE (default
-# /var/cache/noderecover-e2e), keyed by version; the first build takes ~8 minutes on 2
-# cores, later runs reuse it; a cached run takes ~4.5 minutes. Exits non-zero when a
-# scenario fails.
+# The control plane binaries come from build-tools.sh, cached in $NODERECOVER_E2E_CACHE
+# (default /var/cache/noderecover-e2e), keyed by version; how long the first build and a run
+# take: README.md, "How long". Exits non-zero when a scenario fails or the control plane could
+# not be built.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -39,7 +39,8 @@ export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 export GOFLAGS="${GOFLAGS:-} -mod=readonly"
 
 start=$(date +%s)
-bindir=$("$here/build-control-plane.sh" | tail -n 1)
+bindir=$("$here/build-tools.sh" control-plane) ||
+	{ echo "e2e: no control plane: tests/e2e/build-tools.sh control-plane failed (its words above)" >&2; exit 1; }
 echo "e2e: control plane binaries ready in $(( $(date +%s) - start ))s: $bindir"
 # On kine, what differs from etcd where noderecover can tell: taint and clear, the storm, the
 # watch resumed after an API server restart, the relist after a compaction (kine's own), and
@@ -49,7 +50,8 @@ case ${NODERECOVER_E2E_DATASTORE:-etcd} in
 etcd) ;;
 kine)
 	kstart=$(date +%s)
-	NODERECOVER_E2E_KINEDIR=$("$here/build-control-plane.sh" --kine | tail -n 1)
+	NODERECOVER_E2E_KINEDIR=$("$here/build-tools.sh" kine) ||
+		{ echo "e2e: no kine: tests/e2e/build-tools.sh kine failed (its words above)" >&2; exit 1; }
 	export NODERECOVER_E2E_KINEDIR
 	echo "e2e: kine ready in $(( $(date +%s) - kstart ))s: $NODERECOVER_E2E_KINEDIR"
 	: "${NODERECOVER_E2E_RUN:=$kine_subset}"
@@ -60,7 +62,10 @@ esac
 cd "$here"
 work=$(mktemp -d "${TMPDIR:-/tmp}/noderecover-e2e-run.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-go test -c -o "$work/e2e.test" .
+# -trimpath as build-tools.sh builds: the driver's dependencies (client-go, the API types, etcd's
+# client) are then the control plane's compiled packages from Go's build cache; without it, on a
+# fresh machine, they were compiled again (288 s of CPU against 70 s, measured)
+go test -trimpath -c -o "$work/e2e.test" .
 # The test binary runs directly (not under go test) so a signal reaches it and it stops
 # its control plane before exiting.
 : >"$work/out"

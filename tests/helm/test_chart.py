@@ -20,7 +20,8 @@ cluster; writes only under a temporary directory (tests/e2e's TestHelm installs 
 NODERECOVER_BINARY           the binary under test (its image: build.sh's IMAGE)
 NODERECOVER_OTHER_IMAGE_BIN  the same sources built naming another image
 NODERECOVER_HELM             the helm CLI
-NODERECOVER_KUSTOMIZE        the kustomize CLI (its test skipped without)
+NODERECOVER_KUBECTL          kubectl, whose `kubectl kustomize` is kustomize's build (its test
+                             skipped without)
 NODERECOVER_VERSION          the project's VERSION
 NODERECOVER_IMAGE            the image build.sh names (the dist HelmChart carries it)
 Last line: `helm: N passed, N failed, N skipped`.
@@ -46,7 +47,7 @@ CHART = os.path.join(TOP, "deploy", "helm", "noderecover")
 BINARY = os.environ.get("NODERECOVER_BINARY", os.path.join(TOP, "build", "noderecover"))
 OTHER = os.environ.get("NODERECOVER_OTHER_IMAGE_BIN", "")
 HELM = os.environ.get("NODERECOVER_HELM", "helm")
-KUSTOMIZE = os.environ.get("NODERECOVER_KUSTOMIZE", "")
+KUBECTL = os.environ.get("NODERECOVER_KUBECTL", "")
 VERSION = os.environ.get("NODERECOVER_VERSION") or open(os.path.join(TOP, "VERSION")).read().strip()
 IMAGE = os.environ.get("NODERECOVER_IMAGE", "ghcr.io/exadev/noderecover:" + VERSION)
 DIST = os.path.join(TOP, "build", "dist")
@@ -804,18 +805,19 @@ class Conventions(unittest.TestCase):
 
 class Kustomize(unittest.TestCase):
     """deploy/ under a kustomize overlay that sets one namespace for all (issue 24: two Roles of
-    one name made that an ID conflict), built by the kustomize kubectl carries."""
+    one name made that an ID conflict), built as `kubectl apply -k` builds it: `kubectl
+    kustomize`, the kustomize kubectl carries (v5.8.1 in kubectl v1.36)."""
 
     def build(self, resources, extra=""):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "kustomization.yaml"), "w") as f:
                 # kustomize takes no absolute path: each relative to the overlay
                 f.write("namespace: ops\nresources:\n%s%s" % ("".join("  - %s\n" % os.path.relpath(r, d) for r in resources), extra))
-            return run([KUSTOMIZE, "build", d], env=dict(os.environ, HOME=d))
+            return run([KUBECTL, "kustomize", d], env=dict(os.environ, HOME=d))
 
     def test_overlay_namespace(self):
-        if not KUSTOMIZE:
-            self.skipTest("no kustomize (NODERECOVER_KUSTOMIZE)")
+        if not KUBECTL:
+            self.skipTest("no kubectl (NODERECOVER_KUBECTL)")
         deploy = os.path.join(TOP, "deploy")
         for what, res in (("deploy/ (kubectl apply -k)", [deploy]),):
             p = self.build(res)

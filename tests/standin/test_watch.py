@@ -172,25 +172,6 @@ class Decide(WatchCase):
         self.assertLog(r, "Storm guard engaged: 12 of 20 nodes are Unknown")
         self.assertGreaterEqual(len(self.srv.lists()), 2, "the due taint was decided on a list" + self.ctx(r))
 
-    def test_due_taint_on_a_silent_stream_is_decided_on_a_list(self):
-        # the same silent stream without a storm: dying is tainted at its threshold, by the
-        # list read for it (the table, which saw its event, only said when)
-        self.run_watching(cluster(ready("dying")), taint_after=5)
-        self.srv.touch("dying", go_unknown(0))
-        t0 = time.monotonic()
-        self.settle(1)
-        self.srv.silence_watches()
-        self.wait(lambda: self.oos_taints("dying"), 30, "dying tainted")
-        took = time.monotonic() - t0
-        self.settle(1)
-        r = self.stop()
-        lists = self.srv.lists()
-        self.assertEqual(len(lists), 2, "the start's list, then one at the threshold" + self.ctx(r))
-        self.assertGreaterEqual(lists[1].time - lists[0].time, 3.5, "the second list came at the threshold" + self.ctx(r))
-        self.assertLessEqual(took, 20.0, "tainted %.1f s after it went Unknown, threshold 5 s (a poll would be 3600 s)%s" % (took, self.ctx(r)))
-        self.assertLess(lists[1].time, self.patched("dying")[0].time, self.ctx(r))
-        self.assertEqual(r.count("Watching nodes from resourceVersion"), 1, "a line per taint's list" + self.ctx(r))
-
     def test_must_fail_a_failing_taint_waits_for_the_poll_not_every_event(self):
         # agent-1's taint is refused every time (422 with an admission policy's words), while
         # events keep coming (busy's label, every 0.3 s). A round after each burst that tried
@@ -343,11 +324,11 @@ class Resume(WatchCase):
         self.assertEqual(len(self.srv.lists()), 1, "silence is no reason to list" + self.ctx(r))
 
     def test_bookmarks_keep_a_quiet_stream(self):
-        # scale 20 (6 s limit), a bookmark every second and no event for 12 s: the stream is kept
+        # scale 40 (3 s limit), a bookmark every 0.5 s and no event for 7 s: the stream is kept
         self.server(cluster())
-        self.srv.bookmark_every = 1
-        self.run_watching(None, env=scaled(20))
-        self.settle(12)
+        self.srv.bookmark_every = 0.5
+        self.run_watching(None, env=scaled(40))
+        self.settle(7)
         r = self.stop()
         self.assertEqual(len(self.srv.watches()), 1, "a stream with bookmarks is not silent" + self.ctx(r))
         self.assertGreaterEqual(self.srv.watches()[0].sent.get("BOOKMARK", 0), 10)
@@ -369,27 +350,32 @@ class Resume(WatchCase):
         self.assertEqual(len(self.srv.lists()), 1, self.ctx(r))
 
     def backs_off(self, fail_next):
-        """fail_next() makes every watch from now fail; over 10 s the binary must retry (2+) but
-        not hammer (the 800 ms doubling backoff allows about 5, jitter fewer), never relist,
-        and resume from the list's resourceVersion each time."""
+        """fail_next(times) makes the next watch fail. kube.c must take it as a failure, not as
+        an end, an expiry or a broken stream: the binary says so once, does not list, and watches
+        again from the list's resourceVersion after a backoff (0.8 to 1.6 s the first time).
+        How the backoff grows over many failures is the core's, and is tested there:
+        tests/unit/test_core.c and the simulator's spacing rule (tests/sim) each fail on a core
+        without the backoff or without its doubling. These tests used to count the watches in
+        10 s of failures (at most 8)."""
         w1 = self.run_watching(cluster())
-        fail_next()
+        fail_next(1)
         self.srv.end_watches()
-        t0 = time.monotonic()
-        self.settle(10)
-        n = len([w for w in self.srv.watches() if w.time >= t0])
+        self.wait(lambda: len(self.srv.watches()) >= 3, 10, "a watch again after the failed one")
+        self.settle(0.5)
         r = self.stop()
-        self.assertGreaterEqual(n, 2, "retried %d times in 10 s%s" % (n, self.ctx(r)))
-        self.assertLessEqual(n, 8, "%d watch requests in 10 s: no backoff%s" % (n, self.ctx(r)))
+        w = self.srv.watches()
+        gap = w[2].time - w[1].time
+        self.assertGreaterEqual(gap, 0.7, "watched again %.2f s after a failed watch: no backoff%s" % (gap, self.ctx(r)))
         self.assertEqual(len(self.srv.lists()), 1, "a failure that skipped nothing is no reason to list" + self.ctx(r))
-        self.assertEqual({w.rv for w in self.srv.watches()}, {w1.rv}, self.ctx(r))
+        self.assertEqual({x.rv for x in w}, {w1.rv}, self.ctx(r))
+        self.assertEqual(r.count("Watching nodes failed"), 1, "the failure said once" + self.ctx(r))
 
     def test_500_before_the_stream_backs_off(self):
-        self.backs_off(lambda: self.srv.on(Reply(500, status_body(500, "InternalError", "etcdserver: no leader")),
-                                           times=None, watch=True))
+        self.backs_off(lambda n: self.srv.on(Reply(500, status_body(500, "InternalError", "etcdserver: no leader")),
+                                             times=n, watch=True))
 
     def test_error_event_500_backs_off(self):
-        self.backs_off(lambda: self.srv.on(Fault("watch", error=500), times=None, watch=True))
+        self.backs_off(lambda n: self.srv.on(Fault("watch", error=500), times=n, watch=True))
 
     def test_must_fail_error_event_echoing_the_token_is_one_clean_line(self):
         # An ERROR event whose Status echoes the token (a proxy quoting the request) across lines:
@@ -404,20 +390,21 @@ class Resume(WatchCase):
         self.assertFalse(any(ln.startswith("2026-01-01T00:00:00Z") for ln in r.lines), "a forged line" + self.ctx(r))
 
     def test_stream_cut_mid_event_backs_off(self):
-        self.backs_off(lambda: self.srv.on(Fault("watch", cut_after=0), times=None, watch=True))
+        self.backs_off(lambda n: self.srv.on(Fault("watch", cut_after=0), times=n, watch=True))
 
     def test_relist_period_from_the_environment(self):
-        # --relist 5: each period drawn from [4, 5] s
-        self.run_watching(cluster(), env={"NODE_RECOVERY_RELIST_SECONDS": "5"})
-        self.settle(16)
+        # --relist 3: each period drawn from [2.4, 3] s after the list before (the only test of
+        # that range: neither tests/unit nor the simulator fails on a period drawn from [0.6, 3])
+        self.run_watching(cluster(), env={"NODE_RECOVERY_RELIST_SECONDS": "3"})
+        self.settle(10)
         r = self.stop()
         lists = self.srv.lists()
         gaps = [b.time - a.time for a, b in zip(lists, lists[1:])]
-        self.assertGreaterEqual(len(lists), 2, "lists %s in 16 s at --relist 5%s" % (len(lists), self.ctx(r)))
-        self.assertLessEqual(len(lists), 5, "lists %s in 16 s at --relist 5%s" % (len(lists), self.ctx(r)))
+        self.assertGreaterEqual(len(lists), 3, "lists %s in 10 s at --relist 3%s" % (len(lists), self.ctx(r)))
+        self.assertLessEqual(len(lists), 5, "lists %s in 10 s at --relist 3%s" % (len(lists), self.ctx(r)))
         for g in gaps:
-            self.assertGreaterEqual(g, 3.5, "relisted after %.1f s%s" % (g, self.ctx(r)))
-            self.assertLessEqual(g, 12.0, "relisted after %.1f s (the default would be 600 s)%s" % (g, self.ctx(r)))
+            self.assertGreaterEqual(g, 2.1, "relisted after %.1f s%s" % (g, self.ctx(r)))
+            self.assertLessEqual(g, 8.0, "relisted after %.1f s (the default would be 600 s)%s" % (g, self.ctx(r)))
         # each relist is followed by a watch from its resourceVersion
         rvs = {w.rv for w in self.srv.watches()}
         for lst in lists:
