@@ -341,18 +341,8 @@ func TestBenchAPIServer(t *testing.T) {
 	c := getCluster(t)
 	noderecoverBin(t)
 	ctx := context.Background()
-	nodes := 1000
-	if s := os.Getenv("NODERECOVER_E2E_BENCH_NODES"); s != "" {
-		nodes, _ = strconv.Atoi(s)
-	}
-	window := 3 * time.Minute
-	if s := os.Getenv("NODERECOVER_E2E_BENCH_WINDOW"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		window = d
-	}
+	nodes := benchInt(t, "NODERECOVER_E2E_BENCH_NODES", 1000)
+	window := benchDuration(t, "NODERECOVER_E2E_BENCH_WINDOW", 3*time.Minute)
 	applyManifests(t, c, false)
 	// watch on nodes, in case the binary's manifests do not grant it yet (they do once it watches)
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "e2e-bench-watch"},
@@ -460,14 +450,7 @@ func TestBenchAPIServer(t *testing.T) {
 	if len(loads) == 0 {
 		loads = []string{"idle", "changes", "rolling"}
 	}
-	rolling := 5 * time.Minute
-	if s := os.Getenv("NODERECOVER_E2E_BENCH_ROLLING"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rolling = d
-	}
+	rolling := benchDuration(t, "NODERECOVER_E2E_BENCH_ROLLING", 5*time.Minute)
 	dead := make([]atomic.Bool, nodes)
 	nextDead := 0
 	for _, load := range loads {
@@ -515,6 +498,31 @@ func TestBenchAPIServer(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// benchInt and benchDuration: a benchmark's setting from the environment, or def.
+func benchInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	if s := os.Getenv(name); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return n
+	}
+	return def
+}
+
+func benchDuration(t *testing.T, name string, def time.Duration) time.Duration {
+	t.Helper()
+	if s := os.Getenv(name); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return d
+	}
+	return def
 }
 
 func benchReport(c *cluster, nodes, listBytes int, window, rolling time.Duration, rows []benchRow, watches bool) string {

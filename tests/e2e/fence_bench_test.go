@@ -28,7 +28,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -142,18 +141,8 @@ func TestBenchFenceAgents(t *testing.T) {
 	c := getCluster(t)
 	bin := noderecoverBin(t)
 	ctx := context.Background()
-	agents := 1000
-	if s := os.Getenv("NODERECOVER_E2E_BENCH_AGENTS"); s != "" {
-		agents, _ = strconv.Atoi(s)
-	}
-	window := 3 * time.Minute
-	if s := os.Getenv("NODERECOVER_E2E_BENCH_WINDOW"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		window = d
-	}
+	agents := benchInt(t, "NODERECOVER_E2E_BENCH_AGENTS", 1000)
+	window := benchDuration(t, "NODERECOVER_E2E_BENCH_WINDOW", 3*time.Minute)
 	checks := strings.Fields(os.Getenv("NODERECOVER_E2E_BENCH_FENCE_CHECKS"))
 	if len(checks) == 0 {
 		checks = []string{"5s", "2s"}
