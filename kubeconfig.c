@@ -685,3 +685,21 @@ int kubeconfig_load(const char *path, struct kube_target *t, char *err, size_t e
 {
 	return kubeconfig_load_files(&path, 1, NULL, 0, t, err, errlen);
 }
+
+void kube_target_free(struct kube_target *t)
+{
+	if (!t)
+		return;
+	if (t->token) {
+		explicit_bzero(t->token, strlen(t->token));
+		free(t->token);
+	}
+	if (t->key_pem) {
+		explicit_bzero(t->key_pem, t->key_len);
+		free(t->key_pem);
+	}
+	free(t->cert_pem);
+	free(t->ca_pem);
+	plugin_free(t->plugin);
+	memset(t, 0, sizeof *t);
+}

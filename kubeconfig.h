@@ -66,4 +66,8 @@ int kubeconfig_parse(const char *text, size_t len, const char *dir, const char *
 int kubeconfig_base64_decode(const char *in, size_t inlen, unsigned char *out, size_t outcap,
     size_t *outlen);
 
+/* Frees what a target holds (its plugin too) and zeroes it; the token and key are wiped first.
+ * Safe twice. Here, not in target.c: target.h is below plugin.h, which uses its types. */
+void kube_target_free(struct kube_target *t);
+
 #endif

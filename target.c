@@ -1,5 +1,6 @@
 /*
- * The target's lifetime and the bounded reader of the small files it is built from.
+ * A token's shape and the bounded reader of the small files a target is built from (the
+ * target is freed by kube_target_free in kubeconfig.c, with its plugin).
  * Never reads more than its bound, never blocks on a FIFO, and wipes what it drops: a token or
  * key that passed through a buffer here does not stay in freed memory.
  */
@@ -9,27 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "plugin.h"
 #include "target.h"
 #include "text.h"
-
-void kube_target_free(struct kube_target *t)
-{
-	if (!t)
-		return;
-	if (t->token) {
-		explicit_bzero(t->token, strlen(t->token));
-		free(t->token);
-	}
-	if (t->key_pem) {
-		explicit_bzero(t->key_pem, t->key_len);
-		free(t->key_pem);
-	}
-	free(t->cert_pem);
-	free(t->ca_pem);
-	plugin_free(t->plugin);
-	memset(t, 0, sizeof *t);
-}
 
 int target_token_ok(const char *tok, size_t n)
 {

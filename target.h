@@ -15,7 +15,8 @@ struct plugin;
 
 /*
  * Filled at start-up from flags, a kubeconfig, the pod's service account or k3s's kubeconfig.
- * The *_pem and token buffers are heap copies owned by the target (kube_target_free).
+ * The *_pem and token buffers are heap copies owned by the target (kube_target_free, in
+ * kubeconfig.h: with its plugin, whose module is above this one).
  */
 struct kube_target {
 	char server[512];            /* https://HOST[:PORT][/PREFIX], as given */
@@ -30,9 +31,6 @@ struct kube_target {
 	                                certificate and key; NULL if none */
 	char source[TARGET_PATH_MAX + 64]; /* where this came from, for the start-up line */
 };
-
-/* Frees what the target holds and zeroes it; the token and key are wiped first. Safe twice. */
-void kube_target_free(struct kube_target *t);
 
 /*
  * Whether tok[0..n) can be a bearer token: 1 to 8192 bytes of printable ASCII without space.

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "kube.h"
+#include "kubeconfig.h"
 #include "target.h"
 #include "check.h"
 

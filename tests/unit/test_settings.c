@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "check.h"
+#include "../../kubeconfig.h"
 #include "../../settings.h"
 
 /* The environment the code under test sees: pairs of name, value. */

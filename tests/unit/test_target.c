@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
+#include "kubeconfig.h"
 #include "target.h"
 
 static char dir[] = "/tmp/test_target.XXXXXX";
