@@ -41,11 +41,16 @@ enum decide_kind decide_node(struct policy_verdict *v, const struct policy_summa
 }
 
 enum decide_kind decide_again(const struct node_facts *f, const struct policy_settings *rules,
-    const struct policy_summary *sum, const struct decide_guard *g, enum decide_view view, int64_t now,
+    const struct policy_summary *sum, const struct decide_guard *g, enum decide_view view, int fence, int64_t now,
     struct policy_verdict *v)
 {
+	int was_taint = v->action == POLICY_TAINT;
+
 	policy_node(f, rules, now, v);
 	policy_resolve(v, sum, g->holds);
+	/* a retry of a taint the fence wait let through is that taint; a new one is not */
+	if (fence && v->action == POLICY_TAINT && !was_taint)
+		return DECIDE_CONFIRM;
 	return to_write(v, view);
 }
 

@@ -69,12 +69,15 @@ enum decide_kind decide_node(struct policy_verdict *v, const struct policy_summa
 /*
  * A write was refused because the node changed since it was read, and f is the node read
  * again: decides for it anew (policy_node at now, server seconds; policy_resolve with the same
- * summary and guard) into v. DECIDE_NOTHING when it needs nothing now; DECIDE_CONFIRM when it
- * now wants a new taint or delete over a view that may lag (a clear refused because the node
- * went Unknown again: the summary it would be decided with is the table's); else DECIDE_ACT.
+ * summary and guard) into v, which holds the refused write's verdict on entry. DECIDE_NOTHING
+ * when it needs nothing now; DECIDE_CONFIRM when it now wants a new taint or delete over a view
+ * that may lag (a clear refused because the node went Unknown again: the summary it would be
+ * decided with is the table's), or a taint the refused write was not, with the fence on: that
+ * taint waits on the node's fence like any other, which a pass decides (decide_node), never a
+ * retry; else DECIDE_ACT.
  */
 enum decide_kind decide_again(const struct node_facts *f, const struct policy_settings *rules,
-    const struct policy_summary *sum, const struct decide_guard *g, enum decide_view view, int64_t now,
+    const struct policy_summary *sum, const struct decide_guard *g, enum decide_view view, int fence, int64_t now,
     struct policy_verdict *v);
 
 /* What the fence wait of a node the rules would taint says now. */

@@ -429,7 +429,7 @@ static enum acted act(struct pass_loop *l, const struct pass *p, struct pass_kep
 			say("%s changed since it was listed, and reading it again failed: %s; next pass", k->f.name, kube_error(l->kc));
 			return ACTED_FAILED;
 		}
-		switch (decide_again(&k->f, &p->rules, &p->sum, g, view, pass_now(p), &k->v)) {
+		switch (decide_again(&k->f, &p->rules, &p->sum, g, view, l->s->fence != FENCE_OFF, pass_now(p), &k->v)) {
 		case DECIDE_ACT:
 			break;
 		case DECIDE_CONFIRM:

@@ -479,7 +479,7 @@ static int act(struct sim *s, const struct node_facts *decided, const struct pol
 	if ((i = find(s, f.name)) < 0 || s->node[i].big)
 		return 0;
 	facts_of(s, i, &f);
-	switch (decide_again(&f, &rules, sum, g, dv, now_s, &again)) {
+	switch (decide_again(&f, &rules, sum, g, dv, 0 /* no fence modelled */, now_s, &again)) {
 	case DECIDE_CONFIRM:
 		return 1;
 	case DECIDE_ACT:

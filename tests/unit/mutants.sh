@@ -101,5 +101,9 @@ decide_mutant fence-taint-on-table 'd->kind = decide_fresh(view) ? DECIDE_FENCE_
 decide_mutant fence-back-kept '	if (fencewait_back(w)) {' '	if (0) {'
 # the fence skipped: a taint written before its agent has fenced
 decide_mutant fence-skipped '	if (v->action == POLICY_TAINT && fence)' '	if (0)'
+# a new taint after a refused write retried at once, past the fence wait
+decide_mutant again-past-the-fence '	if (fence && v->action == POLICY_TAINT && !was_taint)' '	if (0)'
+# ... and a fence-approved taint sent back to a confirmation on each refusal (a changing node starves)
+decide_mutant again-taint-never-retried '	if (fence && v->action == POLICY_TAINT && !was_taint)' '	if (fence && v->action == POLICY_TAINT)'
 echo "unit mutants: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

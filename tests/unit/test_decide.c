@@ -125,16 +125,24 @@ static void t_again(void)
 		int holds, view;
 		int want;
 		enum policy_action action;
+		int fence;                  /* the fence on */
+		enum policy_action was;     /* the refused write's */
 	} rows[] = {
-		{ "still Ready with our taint: cleared", NODE_READY_TRUE, 1, 1, -1, 0, PART, ACT, CLEAR },
-		{ "cleared by someone else: nothing", NODE_READY_TRUE, -1, 0, -1, 0, LIST, NOTHING, NONE },
-		{ "Unknown again, still tainted: nothing", NODE_READY_UNKNOWN, 1, 1, 3600, 0, PART, NOTHING, NONE },
-		{ "a taint wanted over a list is written", NODE_READY_UNKNOWN, -1, 0, 3600, 0, LIST, ACT, TAINT },
+		{ "still Ready with our taint: cleared", NODE_READY_TRUE, 1, 1, -1, 0, PART, ACT, CLEAR, 0, NONE },
+		{ "cleared by someone else: nothing", NODE_READY_TRUE, -1, 0, -1, 0, LIST, NOTHING, NONE, 0, NONE },
+		{ "Unknown again, still tainted: nothing", NODE_READY_UNKNOWN, 1, 1, 3600, 0, PART, NOTHING, NONE, 0, NONE },
+		{ "a taint wanted over a list is written", NODE_READY_UNKNOWN, -1, 0, 3600, 0, LIST, ACT, TAINT, 0, NONE },
 		{ "must-fail: a refused clear now wanting a taint over a round is confirmed first", NODE_READY_UNKNOWN, -1, 1, 3600,
-		    0, PART, CONFIRM, TAINT },
-		{ "must-fail: ... and over the poll's round", NODE_READY_UNKNOWN, -1, 1, 3600, 0, TABLE, CONFIRM, TAINT },
-		{ "must-fail: a taint wanted in a storm is held", NODE_READY_UNKNOWN, -1, 0, 3600, 1, LIST, NOTHING, NONE },
-		{ "must-fail: not before the threshold", NODE_READY_UNKNOWN, -1, 0, T - 1, 0, LIST, NOTHING, NONE },
+		    0, PART, CONFIRM, TAINT, 0, NONE },
+		{ "must-fail: ... and over the poll's round", NODE_READY_UNKNOWN, -1, 1, 3600, 0, TABLE, CONFIRM, TAINT, 0, NONE },
+		{ "must-fail: a taint wanted in a storm is held", NODE_READY_UNKNOWN, -1, 0, 3600, 1, LIST, NOTHING, NONE, 0, NONE },
+		{ "must-fail: not before the threshold", NODE_READY_UNKNOWN, -1, 0, T - 1, 0, LIST, NOTHING, NONE, 0, NONE },
+		{ "must-fail: with the fence on, a refused clear now wanting a taint over a list waits on the fence (a pass "
+		    "decides it)", NODE_READY_UNKNOWN, -1, 1, 3600, 0, LIST, CONFIRM, TAINT, 1, CLEAR },
+		{ "with the fence on, a refused taint the fence let through is retried", NODE_READY_UNKNOWN, -1, 0, 3600, 0, LIST,
+		    ACT, TAINT, 1, TAINT },
+		{ "with the fence on, a clear refused and read again Ready is cleared", NODE_READY_TRUE, 1, 1, -1, 0, LIST, ACT,
+		    CLEAR, 1, CLEAR },
 	};
 	struct policy_settings rules = { T, 0, "self" };
 
@@ -151,7 +159,9 @@ static void t_again(void)
 		f.ready_since = rows[i].unknown_for >= 0 ? NOW - rows[i].unknown_for : -1;
 		f.oos_taint = rows[i].oos;
 		f.our_annotation = rows[i].ours;
-		got = decide_again(&f, &rules, &sum, &g, rows[i].view, NOW, &v);
+		memset(&v, 0, sizeof v);
+		v.action = rows[i].was;
+		got = decide_again(&f, &rules, &sum, &g, rows[i].view, rows[i].fence, NOW, &v);
 		if (!check(got == rows[i].want && v.action == rows[i].action))
 			fprintf(stderr, "  row: %s (got %d, action %d)\n", rows[i].what, got, v.action);
 	}
