@@ -30,10 +30,20 @@ static enum decide_kind to_write(const struct policy_verdict *v, enum decide_vie
 	return DECIDE_ACT;
 }
 
+/* With the fence on, a Node is deleted only once it carries the taint, whose pods' replacements
+ * waited on the fence: deleting it first would let the pod collector remove its pods, fenced
+ * or not. A delete candidate not yet tainted is a taint first. */
+static void taint_before_delete(struct policy_verdict *v, int fence)
+{
+	if (fence && v->action == POLICY_DELETE && v->fallback == POLICY_TAINT)
+		v->action = POLICY_TAINT;
+}
+
 enum decide_kind decide_node(struct policy_verdict *v, const struct policy_summary *sum, const struct decide_guard *g,
     enum decide_view view, int fence)
 {
 	policy_resolve(v, sum, g->holds);
+	taint_before_delete(v, fence);
 	/* the fence is asked over a lagging view too: it reads, and only its request waits for fresh facts */
 	if (v->action == POLICY_TAINT && fence)
 		return DECIDE_FENCE;
@@ -48,6 +58,7 @@ enum decide_kind decide_again(const struct node_facts *f, const struct policy_se
 
 	policy_node(f, rules, now, v);
 	policy_resolve(v, sum, g->holds);
+	taint_before_delete(v, fence);
 	/* a retry of a taint the fence wait let through is that taint; a new one is not */
 	if (fence && v->action == POLICY_TAINT && !was_taint)
 		return DECIDE_CONFIRM;

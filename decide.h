@@ -61,7 +61,8 @@ enum decide_kind {
 /*
  * Resolves node verdict v (policy_node's, kept) against the view's summary and the guard's
  * step g (policy_resolve: quorum, then the guard), and says what to do. fence: the fence is
- * on (--fence require or prefer), so a taint waits on the node's agent first.
+ * on (--fence require or prefer), so a taint waits on the node's agent first, and a delete
+ * candidate not yet tainted is a taint first (a Node is deleted only once it carries the taint).
  */
 enum decide_kind decide_node(struct policy_verdict *v, const struct policy_summary *sum, const struct decide_guard *g,
     enum decide_view view, int fence);

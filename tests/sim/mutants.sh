@@ -92,7 +92,9 @@ decide_mutant storm-count-off-by-one 'policy_storm_step(st, sum->unknown, g->lim
 decide_mutant storm-limit-off-by-one 'policy_unknown_limit(&r->limit, sum->nodes)' 'policy_unknown_limit(&r->limit, sum->nodes + 2)'
 # the storm guard heeded on a list only: a confirmed round over the table taints in a storm
 decide_mutant storm-skipped-on-table 'policy_resolve(v, sum, g->holds);
+	taint_before_delete(v, fence);
 	/* the fence' 'policy_resolve(v, sum, g->holds && view == DECIDE_LIST);
+	taint_before_delete(v, fence);
 	/* the fence'
 # the guard's cooldown forgotten: held only while over the limit
 decide_mutant storm-no-cooldown '	g->holds = policy_storm_holds(st);' '	g->holds = st->phase == POLICY_STORM_ENGAGED;'

@@ -78,7 +78,9 @@ mutant young-always-fast '(st->lists == 1 || last > before)' '1'
 decide_mutant storm-count-off-by-one 'policy_storm_step(st, sum->unknown, g->limit' 'policy_storm_step(st, sum->unknown - 1, g->limit'
 # ... heeded over a list only
 decide_mutant storm-skipped-on-table 'policy_resolve(v, sum, g->holds);
+	taint_before_delete(v, fence);
 	/* the fence' 'policy_resolve(v, sum, g->holds && view == DECIDE_LIST);
+	taint_before_delete(v, fence);
 	/* the fence'
 # ... forgotten in its cooldown
 decide_mutant storm-no-cooldown '	g->holds = policy_storm_holds(st);' '	g->holds = st->phase == POLICY_STORM_ENGAGED;'
@@ -102,6 +104,8 @@ decide_mutant fence-back-kept '	if (fencewait_back(w)) {' '	if (0) {'
 # the fence skipped: a taint written before its agent has fenced
 decide_mutant fence-skipped '	if (v->action == POLICY_TAINT && fence)' '	if (0)'
 # a new taint after a refused write retried at once, past the fence wait
+# a Node deleted, with the fence on, before it was tainted: the pod collector removes its pods unfenced
+decide_mutant delete-before-fence '	if (fence && v->action == POLICY_DELETE && v->fallback == POLICY_TAINT)' '	if (0)'
 decide_mutant again-past-the-fence '	if (fence && v->action == POLICY_TAINT && !was_taint)' '	if (0)'
 # ... and a fence-approved taint sent back to a confirmation on each refusal (a changing node starves)
 decide_mutant again-taint-never-retried '	if (fence && v->action == POLICY_TAINT && !was_taint)' '	if (fence && v->action == POLICY_TAINT)'

@@ -103,6 +103,10 @@ static void t_node(void)
 		{ "with the fence on, a taint asks it (list)", TAINT, NONE, 0, 3, LIST, 1, FENCE, TAINT, NONE },
 		{ "with the fence on, a taint asks it (round: its Lease is read)", TAINT, NONE, 0, 3, PART, 1, FENCE, TAINT, NONE },
 		{ "nothing", NONE, NONE, 0, 3, LIST, 1, NOTHING, NONE, NONE },
+		{ "must-fail: with the fence on, a delete candidate not yet tainted is tainted first, waiting on the fence", DELETE,
+		    TAINT, 0, 3, LIST, 1, FENCE, TAINT, NONE },
+		{ "with the fence on, a delete candidate already tainted is deleted", DELETE, NONE, 0, 3, LIST, 1, ACT, DELETE, NONE },
+		{ "with the fence on, a delete in a storm is held", DELETE, TAINT, 1, 3, LIST, 1, NOTHING, NONE, DELETE },
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		struct policy_verdict v = { rows[i].action, POLICY_ALLOWED, rows[i].fallback, NONE, NONE, T, -1 };
