@@ -312,6 +312,36 @@ static enum say_format log_format_asked(int argc, char **argv)
 	return v && strcmp(v, "json") == 0 ? SAY_JSON : SAY_TEXT;
 }
 
+/* The commands that never reach a cluster (help, completion, manifests, version): their exit
+ * status, or -1 for any other mode. */
+static int offline(const struct settings *s, const char *argv0, int fence_manifests)
+{
+	char err[1024];
+
+	if (s->mode == MODE_HELP) {
+		printf("usage: %s%s", as_kubectl_plugin(argv0) ? "kubectl noderecover" : "noderecover", usage);
+		settings_help(stdout);
+		return 0;
+	}
+	if (s->mode == MODE_COMPLETION)
+		return completion_write(stdout, s->shell) < 0;
+	if (s->mode == MODE_MANIFESTS) {
+		if (fence_manifests && settings_fence_action(s, "--fence-action", err, sizeof err) < 0) {
+			say_fatal("%s", err);
+			return 2;
+		}
+		if (manifests_write(stdout, s, NODERECOVER_IMAGE, fence_manifests) == 0)
+			return 0;
+		say_fatal("writing the manifests failed");
+		return 1;
+	}
+	if (s->mode == MODE_VERSION) {
+		printf("noderecover %s\n", NODERECOVER_VERSION);
+		return 0;
+	}
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	/* static: what it points to stays reachable to the end, as the ASan build's leak check needs */
@@ -333,27 +363,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	say_format(pr->s.log_format == LOG_FORMAT_JSON ? SAY_JSON : SAY_TEXT);
-	if (pr->s.mode == MODE_HELP) {
-		printf("usage: %s%s", as_kubectl_plugin(argv[0]) ? "kubectl noderecover" : "noderecover", usage);
-		settings_help(stdout);
-		return 0;
-	}
-	if (pr->s.mode == MODE_COMPLETION)
-		return completion_write(stdout, pr->s.shell) < 0;
-	if (pr->s.mode == MODE_MANIFESTS) {
-		if (fence_manifests && settings_fence_action(&pr->s, "--fence-action", err, sizeof err) < 0) {
-			say_fatal("%s", err);
-			return 2;
-		}
-		if (manifests_write(stdout, &pr->s, NODERECOVER_IMAGE, fence_manifests) == 0)
-			return 0;
-		say_fatal("writing the manifests failed");
-		return 1;
-	}
-	if (pr->s.mode == MODE_VERSION) {
-		printf("noderecover %s\n", NODERECOVER_VERSION);
-		return 0;
-	}
+	if ((failed = offline(&pr->s, argv[0], fence_manifests)) >= 0)
+		return failed;
 	clock_scale(from_environment("NODERECOVER_TEST_DEADLINE_SCALE"));   /* before an exec plugin's deadline */
 	if (pr->s.mode == MODE_FENCE) {
 		if (settings_target(&pr->s, from_environment, &pr->t, err, sizeof err) < 0) {
