@@ -38,6 +38,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The agents' timings: short, so a case takes seconds. The safe time they publish is
@@ -52,6 +53,10 @@ const (
 	fenceSafe        = fenceRenew + fenceAfter + fenceIsolated + fenceExecTimeout + 29*time.Second
 	fenceMinSafe     = "5s" // the watcher's floor, below the agents' S: the Lease's S counts
 	fenceTaintAfter  = 2    // the watchers' --taint-after, seconds
+	// The prune cases' --prune-after, seconds: past the taint threshold and before a fenced
+	// node's taint (Unknown→taint about 7.6 s in (d)), so a prune that ignored the fence would
+	// delete the node before its taint, in both cases.
+	fencePruneAfter = 4
 
 	fenceLeasePrefix = "noderecover-fence-"
 	annoRequest      = "noderecover.io/fence-request"
@@ -61,7 +66,7 @@ const (
 )
 
 // The cases; each name is its namespace's suffix and its nodes' prefix.
-var fenceCaseNames = []string{"a", "b", "c", "d", "e", "g", "mfoff", "mfout"}
+var fenceCaseNames = []string{"a", "b", "c", "d", "e", "g", "pk", "pf", "mfoff", "mfout"}
 
 // ---- a node: kubelet, health endpoint, agent, proxies, fence record ----
 
@@ -248,6 +253,10 @@ func fenceRBAC(t *testing.T, c *cluster) {
 		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-fence-agent"}, Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 		}},
+		// bound only to the prune cases' watchers: the others can delete nothing
+		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-fence-prune"}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"delete"}},
+		}},
 	}
 	for _, r := range roles {
 		if _, err := c.cs.RbacV1().ClusterRoles().Create(ctx, r, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -329,6 +338,22 @@ func (fc *fenceCase) addNodes(t *testing.T, secrets []string) {
 	}
 }
 
+// removable lets the case's watcher delete nodes and labels its node under test (the first)
+// removable: the prune cases'.
+func (fc *fenceCase) removable(t *testing.T) {
+	ctx := context.Background()
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "e2e-fence-prune-" + fc.name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "e2e-fence-prune"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "watcher", Namespace: fc.ns}}}
+	if _, err := fc.c.cs.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	patch := []byte(`{"metadata":{"labels":{"` + pruneLabel + `":"true"}}}`)
+	if _, err := fc.c.cs.CoreV1().Nodes().Patch(ctx, fc.nodes[0].name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // agentArgs are `noderecover fence` for node n with the case's timings (after and isolated
 // may be longer, for the must-fail case that needs a slow fence).
 func (fc *fenceCase) agentArgs(n *fenceNode, after, isolated time.Duration) []string {
@@ -399,13 +424,13 @@ func (fc *fenceCase) waitArmed(t *testing.T, n *fenceNode, timeout time.Duration
 	return l
 }
 
-// startWatcherFence runs the case's watcher with --fence mode.
-func (fc *fenceCase) startWatcherFence(t *testing.T, mode string) {
+// startWatcherFence runs the case's watcher with --fence mode (and extra flags: the prune's).
+func (fc *fenceCase) startWatcherFence(t *testing.T, mode string, extra ...string) {
 	fc.started = time.Now()
-	fc.watcher = startWatcher(t, fc.c, "fence-watcher-"+fc.name, runArgs(fc.c, fc.wtoken,
-		"--self-node", "fence-"+fc.name+"-self", "--taint-after", strconv.Itoa(fenceTaintAfter), "--poll", "1",
+	fc.watcher = startWatcher(t, fc.c, "fence-watcher-"+fc.name, runArgs(fc.c, fc.wtoken, append([]string{
+		"--self-node", "fence-" + fc.name + "-self", "--taint-after", strconv.Itoa(fenceTaintAfter), "--poll", "1",
 		"--fence", mode, "--fence-namespace", fc.ns, "--fence-min-safe", fenceMinSafe,
-		"--exclude-label", fenceExcludePfx+fc.name)...)
+		"--exclude-label", fenceExcludePfx + fc.name}, extra...)...)...)
 }
 
 // ---- what the audit log says ----
@@ -506,17 +531,24 @@ func (fc *fenceCase) waitFence(t *testing.T, n *fenceNode, timeout time.Duration
 // planFence runs `noderecover plan` as the case's watcher and returns node's FENCE cell.
 func (fc *fenceCase) planFence(t *testing.T, mode, node string) string {
 	t.Helper()
+	return fenceCell(fc.plan(t, mode), node)
+}
+
+// plan runs `noderecover plan` as the case's watcher (with extra flags) and returns its table.
+func (fc *fenceCase) plan(t *testing.T, mode string, extra ...string) string {
+	t.Helper()
 	args := append([]string{"plan"}, connArgs(fc.c, fc.wtoken)...)
 	args = append(args, "--self-node", "fence-"+fc.name+"-self", "--taint-after", strconv.Itoa(fenceTaintAfter),
 		"--fence", mode, "--fence-namespace", fc.ns, "--fence-min-safe", fenceMinSafe,
 		"--exclude-label", fenceExcludePfx+fc.name)
+	args = append(args, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, noderecoverBin(t), args...)
 	cmd.Env = cleanEnv()
 	out, err := cmd.CombinedOutput()
 	t.Logf("noderecover %s -> %v\n%s", strings.Join(args, " "), err, out)
-	return fenceCell(string(out), node)
+	return string(out)
 }
 
 // fenceCell finds node's row in a plan table and returns its FENCE column ("" if none): the
@@ -577,6 +609,19 @@ func TestFence(t *testing.T) {
 	began := time.Now()
 	fenceRBAC(t, c)
 	script := fenceScript(t, c.dir)
+	// A prune needs 3 Ready etcd members in the list (README, Prune); these count for every
+	// case's watcher and carry every case's exclude label, so none acts on them.
+	members := newKubelets(c.cs)
+	t.Cleanup(func() { members.removeAll(context.Background()) })
+	memberLabels := map[string]string{etcdLabel: "true"}
+	for _, name := range fenceCaseNames {
+		memberLabels[fenceExcludePfx+name] = "true"
+	}
+	for i := 1; i <= 3; i++ {
+		if _, err := members.add(context.Background(), nodeSpec{name: fmt.Sprintf("fence-etcd-%d", i), alive: true, labels: memberLabels}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	setup := func(t *testing.T, name string, distinctSecrets bool) *fenceCase {
 		fc := newFenceCase(t, c, name, script)
 		s := writeSecret(t, c.dir, name)
@@ -597,6 +642,8 @@ func TestFence(t *testing.T) {
 		t.Run("d_kubelet_dead_fence_taint_then_f_back", func(t *testing.T) { t.Parallel(); fenceKubeletDead(t, setup(t, "d", false)) })
 		t.Run("e_agent_killed_require_never_tainted", func(t *testing.T) { t.Parallel(); fenceAgentKilled(t, setup(t, "e", false)) })
 		t.Run("g_partition_with_agents_it_knows", func(t *testing.T) { t.Parallel(); fencePartition(t, setup(t, "g", false)) })
+		t.Run("pk_agent_killed_require_never_pruned", func(t *testing.T) { t.Parallel(); fencePruneAgentKilled(t, setup(t, "pk", false)) })
+		t.Run("pf_pruned_only_after_fence_and_taint", func(t *testing.T) { t.Parallel(); fencePruneAfterFence(t, setup(t, "pf", false)) })
 		t.Run("mustfail_watcher_without_safe_time", func(t *testing.T) { t.Parallel(); fenceMustFailOff(t, setup(t, "mfoff", false)) })
 		t.Run("mustfail_agent_fences_in_outage", func(t *testing.T) { t.Parallel(); fenceOutage(t, setup(t, "mfout", true), true) })
 	})
@@ -820,6 +867,103 @@ func fencePartition(t *testing.T, fc *fenceCase) {
 			t.Logf("%s did not fence", n.name)
 		}
 	}
+}
+
+// (pk) Pruning on and a removable node whose agent is killed, then its node dies: under
+// --fence=require it is never tainted (no fence is possible), so never deleted either. Deleting
+// it would let the pod garbage collector remove its pods, unfenced: a prune that ignored the
+// fence deletes it at Unknown + --prune-after. Unlike (e), the node dies at once, while the
+// killed agent's Lease is still fresh: the watcher requests and waits for a fencing mark.
+func fencePruneAgentKilled(t *testing.T, fc *fenceCase) {
+	fc.removable(t)
+	fc.startAgents(t, fenceAfter, fenceIsolated)
+	prune := []string{"--prune-after", strconv.Itoa(fencePruneAfter)}
+	fc.startWatcherFence(t, "require", prune...)
+	n := fc.nodes[0]
+	n.agent.kill()
+	n.health.stop()
+	fc.k.stop(n.name)
+	unknown := waitUnknown(t, fc.c, n.name)
+	// A watcher that took the killed agent's unrenewed Lease for a fence would taint at its
+	// last renewal (before Unknown) + S, and delete a pass later; look past that.
+	sleepUntil(unknown.Add(time.Duration(fencePruneAfter)*time.Second + fenceSafe + 8*time.Second))
+	if fc.watcher.exited() {
+		t.Fatalf("the watcher exited: %v", fc.watcher.err)
+	}
+	for _, w := range fc.nodeWrites(t, n.name) {
+		t.Errorf("--fence=require with --prune-after %ds: the watcher wrote %s, removable, whose agent had been killed (fence records: %d): %s %s received %s, %s after Unknown",
+			fencePruneAfter, n.name, len(n.fenceTimes()), w.Verb, w.RequestURI, w.RequestReceivedTimestamp.Format(time.RFC3339Nano),
+			fmtSeconds(w.RequestReceivedTimestamp.Sub(unknown)))
+	}
+	if !nodeExists(t, fc.c, n.name) {
+		t.Fatalf("%s was deleted with its agent killed: its pods went unfenced", n.name)
+	}
+	table := fc.plan(t, "require", prune...)
+	if cell := fenceCell(table, n.name); !strings.Contains(cell, "without watchdog") {
+		t.Errorf("plan's FENCE column for %s is %q: want it to say its agent has no watchdog (its silence is no fence)", n.name, cell)
+	}
+}
+
+// (pf) Pruning on and a removable node whose kubelet dies under a healthy agent, as (d): the
+// agent fences, the node is tainted after the fence, and deleted only after its taint, once
+// Unknown (the Ready condition's lastTransitionTime, what the watcher counts from) for
+// --prune-after. The threshold is shorter than the wait for the fence, so the taint, not
+// the threshold, is what the delete waits for.
+func fencePruneAfterFence(t *testing.T, fc *fenceCase) {
+	fc.removable(t)
+	fc.startAgents(t, fenceAfter, fenceIsolated)
+	fc.startWatcherFence(t, "require", "--prune-after", strconv.Itoa(fencePruneAfter))
+	n := fc.nodes[0]
+	died := time.Now()
+	n.health.stop()
+	fc.k.stop(n.name)
+	fence := fc.waitFence(t, n, 30*time.Second)
+	unknown := waitUnknown(t, fc.c, n.name)
+	gone := poll(t, fc.c, n.name+" deleted", 60*time.Second, func() bool {
+		if fc.watcher.exited() {
+			t.Fatalf("the watcher exited: %v", fc.watcher.err)
+		}
+		return !nodeExists(t, fc.c, n.name)
+	})
+	ws := fc.nodeWrites(t, n.name)
+	if why := taintBeforeFence(n.name, ws, n.fenceTimes()); why != "" {
+		t.Error(why)
+	}
+	var taint, del *auditEvent
+	for i := range ws {
+		if ws[i].Verb == "delete" && del == nil {
+			del = &ws[i]
+		}
+		if ws[i].Verb == "patch" && taint == nil && strings.Contains(string(ws[i].RequestObject), oosKey) {
+			taint = &ws[i]
+		}
+	}
+	if del == nil {
+		t.Fatalf("%s is gone and the audit log has no answered DELETE of %s's", n.name, fc.watcherUser())
+	}
+	if taint == nil {
+		t.Fatalf("%s was deleted (received %s, %s after Unknown) and never tainted: its prune did not wait on the fence",
+			n.name, del.RequestReceivedTimestamp.Format(time.RFC3339Nano), fmtSeconds(del.RequestReceivedTimestamp.Sub(unknown)))
+	}
+	if !taint.RequestReceivedTimestamp.Before(del.RequestReceivedTimestamp) {
+		t.Errorf("%s was deleted (received %s) before its taint (received %s)", n.name,
+			del.RequestReceivedTimestamp.Format(time.RFC3339Nano), taint.RequestReceivedTimestamp.Format(time.RFC3339Nano))
+	}
+	threshold := unknown.Add(fencePruneAfter * time.Second)
+	if del.RequestReceivedTimestamp.Before(threshold) {
+		t.Errorf("%s was deleted %s after Unknown, before --prune-after %ds", n.name, fmtSeconds(del.RequestReceivedTimestamp.Sub(unknown)), fencePruneAfter)
+	}
+	// Once tainted and past the threshold, the next pass deletes it (--poll 1).
+	due := threshold
+	if taint.RequestReceivedTimestamp.After(due) {
+		due = taint.RequestReceivedTimestamp
+	}
+	if late := del.RequestReceivedTimestamp.Sub(due); late > 10*time.Second {
+		t.Errorf("%s was deleted %s after it was tainted and past --prune-after: want a pass later", n.name, fmtSeconds(late))
+	}
+	measure(t, "fence (pf) prune: death→fence %s, death→Unknown %s, Unknown→taint %s, taint→delete %s, Unknown→gone %s",
+		fmtSeconds(fence.Sub(died)), fmtSeconds(unknown.Sub(died)), fmtSeconds(taint.RequestReceivedTimestamp.Sub(unknown)),
+		fmtSeconds(del.RequestReceivedTimestamp.Sub(taint.RequestReceivedTimestamp)), fmtSeconds(gone.Sub(unknown)))
 }
 
 // The must-fail of (a)'s assertion: a watcher that does not wait for the fence (--fence=off)
