@@ -802,7 +802,7 @@ int pass_plan(struct pass_loop *l, pass_row_fn row, void *ctx, struct pass_plan_
 	r->server_clock = p->date >= 0;
 	r->unreadable = p->unreadable;
 	for (int i = 0; i < p->nkept; i++) {
-		decide_node(&p->kept[i].v, &p->sum, &g, DECIDE_LIST, 0);
+		decide_node(&p->kept[i].v, &p->sum, &g, DECIDE_LIST, l->s->fence != FENCE_OFF);
 		row(ctx, &(struct pass_row){ &p->kept[i].f, &p->kept[i].v, NULL, 0 });
 	}
 	return 0;

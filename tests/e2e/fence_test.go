@@ -902,6 +902,14 @@ func fencePruneAgentKilled(t *testing.T, fc *fenceCase) {
 	if cell := fenceCell(table, n.name); !strings.Contains(cell, "without watchdog") {
 		t.Errorf("plan's FENCE column for %s is %q: want it to say its agent has no watchdog (its silence is no fence)", n.name, cell)
 	}
+	// plan's action is the watcher's: a taint waiting on the fence, never a deletion (a plan that
+	// decided without the fence said "delete now" for this node)
+	for _, row := range strings.Split(table, "\n") {
+		if f := strings.Fields(row); len(f) > 0 && f[0] == n.name &&
+			(strings.Contains(row, "delete now") || !strings.Contains(row, "fencing mark")) {
+			t.Errorf("plan's row for %s, whose agent was killed, under require: %q: want a taint that waits on its fencing mark, no deletion", n.name, row)
+		}
+	}
 }
 
 // (pf) Pruning on and a removable node whose kubelet dies under a healthy agent, as (d): the

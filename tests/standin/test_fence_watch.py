@@ -198,6 +198,19 @@ class FenceCase(Case):
         self.assertRc(r, 2)
         self.assertLog(r, "--fence=require needs --fence-namespace")
 
+    def test_must_fail_plan_says_taint_not_delete_under_the_fence(self):
+        """A removable node past --prune-after whose agent is armed: under the fence the watcher
+        taints it first, through the fence wait, and deletes it only once tainted; plan must say
+        that, not the deletion a plan deciding without the fence announced."""
+        self.fence_server(cluster(uk("agent-1", since=120, labels={fixtures.DEFAULT_PRUNE_LABEL: "true"})),
+                          [agent_lease("agent-1")])
+        r = self.once(argv=self.args("plan", taint_after=60, prune_after=90, extra=FENCE + ["--fence", "require"]))
+        self.assertRc(r, 0)
+        row = [ln for ln in r.stdout.splitlines() if ln.startswith("agent-1 ")][0]
+        self.assertNotIn("delete", row, r.stdout)
+        self.assertIn("taint", row, r.stdout)
+        self.assertEqual(self.srv.reqs("DELETE"), [], self.ctx(r))
+
     def test_plan_fence_column(self):
         self.fence_server(cluster(uk("agent-1", since=120), uk("agent-2", since=120), uk("agent-3", since=120),
                                   uk("agent-4", since=120)),
