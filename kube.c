@@ -418,30 +418,6 @@ int kube_call_within(struct kube *k, long ms, const char *what, const char *meth
 	return call_bounded(k, &b, what, method, path, body, len, out, cap);
 }
 
-/* Appends s to dst percent-encoded, as a query value. */
-static int query_escape(char *dst, size_t cap, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t n = strlen(dst);
-
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		    c == '-' || c == '_' || c == '.' || c == '~';
-		if (n + (plain ? 1 : 3) >= cap)
-			return -1;
-		if (plain) {
-			dst[n++] = (char)c;
-		} else {
-			dst[n++] = '%';
-			dst[n++] = hex[c >> 4];
-			dst[n++] = hex[c & 15];
-		}
-	}
-	dst[n] = '\0';
-	return 0;
-}
-
 /* What the list splitter's item callback needs to hand each node's facts up. */
 struct yield {
 	const struct node_keys *keys;
@@ -487,7 +463,7 @@ static enum kube_result list_pages(struct kube *k, long limit, const char *selec
 		if (k->stop && *k->stop)
 			return TEXT_FAIL(k, "listing nodes: stopping");
 		if ((size_t)snprintf(path, sizeof path, "%s/api/v1/nodes?limit=%ld%s%s", k->prefix, limit, select,
-		    cont[0] ? "&continue=" : "") >= sizeof path || query_escape(path, sizeof path, cont) < 0)
+		    cont[0] ? "&continue=" : "") >= sizeof path || text_query_escape(path, sizeof path, cont) < 0)
 			return TEXT_FAIL(k, "listing nodes: continue token too long");
 		if (request(k, "GET", path, NULL, NULL, 0, b, KUBE_RETRIES, &r) < 0)
 			return prefix_reason(k, "listing nodes");
@@ -642,7 +618,7 @@ enum kube_watch_end kube_watch_open(struct kube *k, struct kube_watch *w, const 
 	*retry_after = -1;
 	*date = -1;
 	if ((size_t)snprintf(path, sizeof path, "%s/api/v1/nodes?watch=1&allowWatchBookmarks=true&timeoutSeconds=%ld&resourceVersion=",
-	    k->prefix, timeout_s) >= sizeof path || query_escape(path, sizeof path, rv) < 0)
+	    k->prefix, timeout_s) >= sizeof path || text_query_escape(path, sizeof path, rv) < 0)
 		return TEXT_FAIL(k, "watching nodes: resourceVersion too long"), KUBE_WATCH_FAILED;
 	/* one try: the caller backs off, so a watch never waits inside a request */
 	if (request(k, "GET", path, NULL, NULL, 0, &b, 0, &r) < 0)

@@ -228,3 +228,26 @@ full:
 	out[o] = 0;
 	return out;
 }
+
+int text_query_escape(char *dst, size_t cap, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(dst);
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '_' || c == '.' || c == '~';
+		if (n + (plain ? 1 : 3) >= cap)
+			return -1;
+		if (plain) {
+			dst[n++] = (char)c;
+		} else {
+			dst[n++] = '%';
+			dst[n++] = hex[c >> 4];
+			dst[n++] = hex[c & 15];
+		}
+	}
+	dst[n] = '\0';
+	return 0;
+}

@@ -189,6 +189,10 @@ static inline int text_utf8_ok(const char *s, size_t n)
 	return i == n;
 }
 
+/* s appended to the string in dst[0..cap) as a URL query value escapes it (RFC 3986's unreserved
+ * bytes as they are, every other as %XX): 0, or -1 when it does not fit. */
+int text_query_escape(char *dst, size_t cap, const char *s);
+
 /*
  * Makes s[0..n), a string a server sent (a Status message, a body line, a header value), fit
  * for one log line: written to out (cap > 0 bytes, always NUL-terminated, cut when full).
