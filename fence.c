@@ -39,9 +39,9 @@ extern char **environ;
 #endif
 
 #define ANSWER_MS 1500            /* a peer's request: the read of its Lease, within its 2 s */
-#define PEERS_MAX 256             /* peers asked at once: the first listed */
-#define LIST_LIMIT 300            /* Leases listed: one page, enough for PEERS_MAX and ourselves */
+#define LIST_LIMIT 300            /* Leases per page of the peers' list: one page a check */
 #define LIST_MAX (1024 * 1024)    /* that page */
+#define LIST_PAGES_MAX 100        /* pages of one list (30000 Leases): a server that pages without end */
 #define ITEM_MAX (16 * 1024)      /* one Lease, managedFields included */
 #define ANNS_MAX 4096             /* a fence Lease's annotations, as written */
 #define META_MAX (ANNS_MAX + 1024)
@@ -50,10 +50,8 @@ extern char **environ;
 #define PET_MS 500                /* the longest sleep between two pets while waiting */
 #define ANSWER_KINDS 4            /* healthy, api_down, requested, none (the metrics' order) */
 
-struct fence_peer {
-	char node[PEER_NODE_MAX + 1];
-	char addr[LISTEN_ADDR_MAX + 1];
-};
+/* A peer: its address, from its Lease. */
+typedef char peer_addr_t[LISTEN_ADDR_MAX + 1];
 
 /* A Lease as read: its name, resourceVersion and annotations (the object as written). */
 struct read_lease {
@@ -72,7 +70,8 @@ struct shared {
 	enum fence_phase phase;
 	enum fence_reason reason;
 	int peers;
-	int64_t checked;        /* monotonic ms of the last check's start */
+	int64_t safe;           /* S on its Lease, seconds */
+	int64_t checked;        /* monotonic ms of the loop's last step: a check's start or end, a batch asked */
 	uint64_t requests_seen, fences[FENCE_ISOLATED + 1], answers[ANSWER_KINDS], served, refused;
 };
 
@@ -90,7 +89,8 @@ struct agent {
 	const char *action;               /* watchdog, reboot or exec */
 	int wd;                           /* the watchdog's descriptor, -1: none */
 	int petting;
-	int64_t action_s, safe;           /* the action's bound and S, seconds */
+	int64_t action_s, safe;           /* the action's bound and S, seconds: S as last written on its Lease */
+	int batches;                      /* the batches S was written for: at most these are asked */
 	int kubelet_on, kubelet_status;
 	struct peer_call kubelet;
 	char kubelet_url[256];
@@ -100,10 +100,16 @@ struct agent {
 	char request[64];                 /* the last fence request seen ("" none) */
 	struct read_lease own;            /* this check's read of our Lease */
 	int have_own;
-	struct fence_peer peers[PEERS_MAX];
-	int npeers;
+	/* the peers of the last whole list, FENCE_PEERS_MAX addresses; the list being read, page by
+	 * page, goes to next (as many), then the two swap: a list read halfway is never asked */
+	peer_addr_t *peers, *next;
+	int npeers, nnext;                /* addresses kept */
+	int total, total_next;            /* peers counted, kept or not (the majority's) */
+	char cont[JSON_CONTINUE_MAX + 1]; /* the list under way: its next page's token ("" none) */
+	int pages;                        /* its pages read */
+	unsigned ask_from;                /* where a check's asking starts, moved on each time */
 	int list_failing;                 /* the last list failed (said once) */
-	struct peer_call calls[PEERS_MAX];
+	struct peer_call calls[FENCE_ASK_BATCH];
 	struct json_list reader, preader; /* the loop's and the listener's */
 	char item[ITEM_MAX], pitem[ITEM_MAX];
 	char answer[LEASE_ANSWER_MAX], panswer[LEASE_ANSWER_MAX];
@@ -196,16 +202,17 @@ static int list_item(void *ctx, const struct json_item *it)
 {
 	struct list_ctx *l = ctx;
 	struct agent *a = l->a;
-	struct fence_peer *p = &a->peers[a->npeers];
+	peer_addr_t addr;
 	const char *pre = LEASE_FENCE_PREFIX;
 
 	/* a Lease that cannot be read is no peer; the rest of the list still is */
-	if (lease_item(&l->r, it) < 0 || a->npeers == PEERS_MAX || strcmp(l->r.name, a->lease) == 0 ||
-	    strncmp(l->r.name, pre, strlen(pre)) != 0)
+	if (lease_item(&l->r, it) < 0 || strcmp(l->r.name, a->lease) == 0 || strncmp(l->r.name, pre, strlen(pre)) != 0 ||
+	    !ann_get(l->r.anns, l->r.annlen, FENCE_ANN_ADDRESS, addr, sizeof addr) || !addr[0])
 		return 0;
-	snprintf(p->node, sizeof p->node, "%s", l->r.name + strlen(pre));
-	if (ann_get(l->r.anns, l->r.annlen, FENCE_ANN_ADDRESS, p->addr, sizeof p->addr) && p->addr[0])
-		a->npeers++;
+	/* past FENCE_PEERS_MAX a peer is counted, not kept: a majority is of them all */
+	if (a->nnext < FENCE_PEERS_MAX)
+		memcpy(a->next[a->nnext++], addr, sizeof addr);
+	a->total_next++;
 	return 0;
 }
 
@@ -282,7 +289,7 @@ static void raw(struct json_buf *b, const char *s, size_t n)
 
 /* Our Lease's metadata: the label, our annotations, every other annotation read kept as it was
  * (the watcher's request among them), and fencing only when it is being written. */
-static int lease_meta(struct agent *a, const char *fencing)
+static int lease_meta(struct agent *a, const char *fencing, int64_t safe_s)
 {
 	static const char *const ours[] = { FENCE_ANN_ADDRESS, JSON_FENCE_SAFE, JSON_FENCE_ACTION, JSON_FENCE_FENCING };
 	struct json_buf b;
@@ -290,7 +297,7 @@ static int lease_meta(struct agent *a, const char *fencing)
 	const char *p = a->own.anns, *k, *v;
 	size_t kn, vn;
 
-	snprintf(safe, sizeof safe, "%lld", (long long)a->safe);
+	snprintf(safe, sizeof safe, "%lld", (long long)safe_s);
 	json_buf_init(&b, a->meta, sizeof a->meta);
 	json_raw(&b, "\"labels\":{\"" LEASE_FENCE_LABEL_KEY "\":\"" LEASE_FENCE_LABEL_VALUE "\"},\"annotations\":{\"" FENCE_ANN_ADDRESS "\":");
 	json_str(&b, a->s->fence_address);
@@ -357,9 +364,9 @@ static int read_own(struct agent *a, int64_t until, int cached)
 	return st;
 }
 
-/* Writes our Lease (PUT on the one read, or POST when there is none) by until, with fencing
- * when not NULL: the HTTP status, or -1. */
-static int write_own(struct agent *a, const char *fencing, int64_t until)
+/* Writes our Lease (PUT on the one read, or POST when there is none) by until, with the safe
+ * time safe_s and fencing when not NULL: the HTTP status, or -1. */
+static int write_own(struct agent *a, const char *fencing, int64_t safe_s, int64_t until)
 {
 	char now[LEASE_TIME_LEN + 1], lp[sizeof a->path + LEASE_NAME_MAX + 2];
 	struct timespec wall;
@@ -370,8 +377,8 @@ static int write_own(struct agent *a, const char *fencing, int64_t until)
 	lease_microtime(now, (int64_t)wall.tv_sec, wall.tv_nsec / 1000);
 	if (!a->acquire[0])
 		memcpy(a->acquire, now, sizeof now);
-	sp = (struct lease_spec){ a->s->self_node, (long)a->safe, a->acquire, now, 0 };
-	if (lease_meta(a, fencing) < 0 || lease_body_meta(a->body, sizeof a->body, a->s->fence_namespace, a->lease,
+	sp = (struct lease_spec){ a->s->self_node, (long)safe_s, a->acquire, now, 0 };
+	if (lease_meta(a, fencing, safe_s) < 0 || lease_body_meta(a->body, sizeof a->body, a->s->fence_namespace, a->lease,
 	    a->have_own ? a->own.rv : NULL, a->meta, &sp) < 0) {
 		snprintf(a->said, sizeof a->said, "its fence Lease does not fit in %zu bytes", sizeof a->body);
 		return -1;
@@ -385,15 +392,27 @@ static int write_own(struct agent *a, const char *fencing, int64_t until)
 	return st;
 }
 
+/* S for asking in batches batches, seconds. */
+static int64_t safe_for(const struct agent *a, int batches)
+{
+	const struct settings *s = a->s;
+
+	return fence_safe_seconds(s->fence_renew, s->fence_after, s->fence_isolated_after, a->action_s, s->fence_check,
+	    batches);
+}
+
 /* Reads our Lease and, when due, renews it (once more after a 409), all within FENCE_LEASE_MS:
  * whether the API server was reached as the rules count it; *requested: the Lease carries a
- * fence request. */
+ * fence request. The renewal carries the S of the batches its peers need now; from then on,
+ * and only then, that many are asked (S grows before the asking does). */
 static int lease_check(struct agent *a, int64_t now, int *requested)
 {
 	int64_t until = now + FENCE_LEASE_MS;
-	int st = read_own(a, until, 1), w = -1;
-	/* a Lease gone (404) is written again now: until then the watcher sees no agent */
-	int due = !a->written || now - a->renewed >= a->s->fence_renew * 1000 || st == 404;
+	int st = read_own(a, until, 1), w = -1, batches = fence_batches(a->npeers);
+	/* a Lease gone (404) is written again now: until then the watcher sees no agent; peers
+	 * that need more or fewer batches than S counts: now too */
+	int due = !a->written || now - a->renewed >= a->s->fence_renew * 1000 || st == 404 || batches != a->batches;
+	int64_t safe = safe_for(a, batches);
 	char req[sizeof a->request];
 
 	*requested = st == 200 && ann_get(a->own.anns, a->own.annlen, JSON_FENCE_REQUEST, req, sizeof req);
@@ -410,7 +429,7 @@ static int lease_check(struct agent *a, int64_t now, int *requested)
 	if (!due)
 		return st == 200;
 	for (int tries = 0; tries < 2 && (st == 200 || st == 404); tries++) {
-		if ((w = write_own(a, NULL, until)) != 409)
+		if ((w = write_own(a, NULL, safe, until)) != 409)
 			break;
 		st = read_own(a, until, 0);
 	}
@@ -418,9 +437,18 @@ static int lease_check(struct agent *a, int64_t now, int *requested)
 		return 0;
 	if (!a->written)
 		say("Armed: lease %s/%s written (address %s, safe time %llds, action %s)", a->s->fence_namespace, a->lease,
-		    a->s->fence_address, (long long)a->safe, a->action);
+		    a->s->fence_address, (long long)safe, a->action);
+	else if (safe != a->safe)
+		say("Safe time now %llds on lease %s/%s: %d peers, asked in at most %d batches of a check", (long long)safe,
+		    a->s->fence_namespace, a->lease, a->npeers, batches);
 	a->written = 1;
 	a->renewed = now;
+	a->safe = safe;
+	a->batches = batches;
+	a->cfg.safe = safe * 1000;
+	pthread_mutex_lock(&a->lock);
+	a->sh.safe = safe;
+	pthread_mutex_unlock(&a->lock);
 	share(a, set_api, 1);   /* before armed: a peer asking once it is armed hears it reaches the API server */
 	share(a, set_armed, 1);
 	return 1;
@@ -455,70 +483,110 @@ static void lease_delete(struct agent *a)
 		    st == 409 ? "it changed since read" : kube_error(&a->kc));
 }
 
-/* Lists the fence Leases (peers) while the API server is reached, when fence_list_due says. */
-static void list_peers(struct agent *a, int64_t now)
+/* Ends the list under way: its peers become the ones asked (whole) or are dropped (failed). */
+static void list_end(struct agent *a, int whole, int64_t now)
 {
-	char lp[sizeof a->path + 128];
-	struct list_ctx l = { a, { .why = "" } };
-	int st, before = a->npeers;
+	peer_addr_t *p = a->peers;
+	int before = a->total;
 
-	if (!fence_list_due(&a->st, &a->cfg, now))
-		return;
-	snprintf(lp, sizeof lp, "%s?labelSelector=" LEASE_FENCE_LABEL_KEY "%%3D" LEASE_FENCE_LABEL_VALUE "&limit=%d", a->path, LIST_LIMIT);
-	st = kube_call_within(&a->kc, FENCE_PEERS_MS, "listing the fence Leases", "GET", lp, NULL, 0, a->list, LIST_MAX);
-	pet(a);
-	if (st == 200) {
-		a->npeers = 0;
-		if (read_json(&a->reader, a->item, a->list, strlen(a->list), 0, list_item, &l, l.r.why, sizeof l.r.why) < 0) {
-			a->npeers = before;
-			st = -1;
-		}
-	}
-	if (st != 200) {
-		/* said once until a list succeeds; tried again after 30 s, then less often */
-		if (!a->list_failing)
-			say("Listing the peers failed (%s); the %d known are kept, listing again in 30s, less often while it fails",
-			    st < 0 && l.r.why[0] ? l.r.why : kube_error(&a->kc), a->npeers);
-		a->list_failing = 1;
+	a->cont[0] = '\0';
+	a->pages = 0;
+	if (!whole) {
+		a->nnext = a->total_next = 0;
 		fence_list_failed(&a->st, now);
 		return;
 	}
+	a->peers = a->next;
+	a->next = p;
+	a->npeers = a->nnext;
+	a->total = a->total_next;
+	a->nnext = a->total_next = 0;
 	a->list_failing = 0;
 	/* recorded only when read whole: a list that failed halfway never counts fewer peers */
-	fence_listed(&a->st, a->npeers, now);
-	if (a->npeers != before || a->st.lists == 1)
-		say("Peers: %d other fence agents in namespace %s%s", a->npeers, a->s->fence_namespace,
-		    a->npeers == PEERS_MAX ? " (at most 256 are asked)" : "");
+	fence_listed(&a->st, a->total, now);
+	if (a->total != before || a->st.lists == 1)
+		say("Peers: %d other fence agents in namespace %s%s", a->total, a->s->fence_namespace,
+		    a->total > a->npeers ? " (the first 5000 are asked, all are counted)" : "");
 	pthread_mutex_lock(&a->lock);
-	a->sh.peers = a->npeers;
+	a->sh.peers = a->total;
 	pthread_mutex_unlock(&a->lock);
 }
 
-/* Asks every peer at once (2 s): their answers, counted. */
-static struct fence_answers ask_peers(struct agent *a)
+/*
+ * Reads a page of the fence Leases (peers) while the API server is reached: one a check, while
+ * a list is under way or fence_list_due says one is, so that a check's list stays within
+ * FENCE_PEERS_MS however many agents there are.
+ */
+static void list_peers(struct agent *a, int64_t now)
 {
-	struct fence_answers r = { a->npeers, 0, 0, 0, 0 };
+	char lp[sizeof a->path + 128 + 3 * JSON_CONTINUE_MAX];
+	struct list_ctx l = { a, { .why = "" } };
+	int st = -1;
 
-	for (int i = 0; i < a->npeers; i++) {
+	if (!a->cont[0] && !fence_list_due(&a->st, &a->cfg, now))
+		return;
+	snprintf(lp, sizeof lp, "%s?labelSelector=" LEASE_FENCE_LABEL_KEY "%%3D" LEASE_FENCE_LABEL_VALUE "&limit=%d%s", a->path,
+	    LIST_LIMIT, a->cont[0] ? "&continue=" : "");
+	if (text_query_escape(lp, sizeof lp, a->cont) < 0)
+		snprintf(l.r.why, sizeof l.r.why, "its continue token does not fit");
+	else
+		st = kube_call_within(&a->kc, FENCE_PEERS_MS, "listing the fence Leases", "GET", lp, NULL, 0, a->list, LIST_MAX);
+	pet(a);
+	if (st == 200 && read_json(&a->reader, a->item, a->list, strlen(a->list), 0, list_item, &l, l.r.why,
+	    sizeof l.r.why) < 0)
+		st = -1;
+	else if (st == 200 && a->reader.cont[0] && (strcmp(a->reader.cont, a->cont) == 0 || ++a->pages >= LIST_PAGES_MAX))
+		st = text_fail(l.r.why, sizeof l.r.why, "the server %s", a->pages >= LIST_PAGES_MAX ?
+		    "gave more than 100 pages" : "gave the same continue token again");
+	if (st != 200) {
+		/* said once until a list succeeds; tried again after 30 s, then less often (a 410,
+		 * the token expired, too: the next list starts over) */
+		if (!a->list_failing)
+			say("Listing the peers failed (%s); the %d known are kept, listing again in 30s, less often while it fails",
+			    l.r.why[0] ? l.r.why : kube_error(&a->kc), a->total);
+		a->list_failing = 1;
+		list_end(a, 0, now);
+		return;
+	}
+	if (a->reader.cont[0]) {
+		memcpy(a->cont, a->reader.cont, sizeof a->cont);
+		return;
+	}
+	list_end(a, 1, now);
+}
+
+/*
+ * Asks batch b of this check's peers at once (FENCE_PEERS_MS), adding their answers to r. The
+ * check's peers start at a->ask_from, moved on each check: the first batches, where most checks
+ * end, are spread over every peer.
+ */
+static void ask_batch(struct agent *a, int b, struct fence_answers *r)
+{
+	int from, n = fence_batch(a->npeers, b, &from);
+
+	for (int i = 0; i < n; i++) {
 		struct peer_call *c = &a->calls[i];
+		const char *addr = a->peers[(a->ask_from + (unsigned)(from + i)) % (unsigned)a->npeers];
 		c->reqlen = 0;
-		if (peer_addr(c, a->peers[i].addr) < 0 || peer_ask(c, &a->key, a->peers[i].addr, a->s->self_node) < 0)
+		if (peer_addr(c, addr) < 0 || peer_ask(c, &a->key, addr, a->s->self_node) < 0)
 			c->reqlen = 0;
 	}
-	peer_run(a->calls, a->npeers, clock_ms() + FENCE_PEERS_MS);
+	peer_run(a->calls, n, clock_ms() + FENCE_PEERS_MS);
 	pet(a);
-	for (int i = 0; i < a->npeers; i++) {
+	pthread_mutex_lock(&a->lock);
+	a->sh.checked = clock_ms();   /* a check of 21 batches is a live loop: /livez says so */
+	pthread_mutex_unlock(&a->lock);
+	for (int i = 0; i < n; i++) {
 		int api, req, kind = 3;
 		if (peer_verdict(&a->calls[i], &a->key, &api, &req)) {
-			r.answered++;
+			r->answered++;
 			kind = !api ? 1 : req ? 2 : 0;
-			r.api_down += kind == 1;
-			r.healthy += kind == 0;
-			r.requested += kind == 2;
+			r->api_down += kind == 1;
+			r->healthy += kind == 0;
+			r->requested += kind == 2;
 		}
 		share(a, add_answer, kind);
 	}
-	return r;
 }
 
 /* ---- Fencing ---- */
@@ -585,7 +653,7 @@ static void fence_now(struct agent *a)
 		clock_gettime(CLOCK_REALTIME, &wall);
 		lease_microtime(now, (int64_t)wall.tv_sec, wall.tv_nsec / 1000);
 		snprintf(value, sizeof value, "%s %s", now, fence_reason_name(why));
-		if (kube_done(write_own(a, value, clock_ms() + FENCE_API_MS)))
+		if (kube_done(write_own(a, value, a->safe, clock_ms() + FENCE_API_MS)))
 			say("Wrote %s on lease %s/%s", JSON_FENCE_FENCING, a->s->fence_namespace, a->lease);
 		else
 			say("Writing %s on lease %s/%s failed (%s); fencing all the same", JSON_FENCE_FENCING, a->s->fence_namespace,
@@ -664,8 +732,8 @@ static int metrics_text(struct agent *a, char *out, size_t cap)
 	metrics_head(&o, "fence_phase", "gauge", "1 for the phase of the last check.");
 	for (enum fence_phase p = FENCE_HEALTHY; p <= FENCE_FENCED; p++)
 		metrics_sample(&o, "fence_phase", "phase", fence_phase_name(p), s.phase == p);
-	metrics_gauge(&o, "fence_safe_seconds", "The safe time S on its Lease.", a->safe);
-	metrics_gauge(&o, "fence_peers", "Other fence agents listed with an address.", s.peers);
+	metrics_gauge(&o, "fence_safe_seconds", "The safe time S on its Lease.", s.safe);
+	metrics_gauge(&o, "fence_peers", "Other fence agents listed with an address (counted past the 5000 asked).", s.peers);
 	metrics_head(&o, "fence_requests_seen_total", "counter", "Fence requests seen on its Lease, each once.");
 	metrics_printf(&o, "noderecover_fence_requests_seen_total %llu\n", (unsigned long long)s.requests_seen);
 	metrics_head(&o, "fence_fences_total", "counter", "Fences decided, by reason.");
@@ -704,7 +772,7 @@ static int route(void *ctx, const char *head, size_t len, char *out, size_t cap)
 	ok = a->sh.armed;
 	pthread_mutex_unlock(&a->lock);
 	if (tn == 6 && memcmp(t, "/livez", 6) == 0) {
-		/* the loop checked within three checks and the longest one */
+		/* the loop stepped within three checks and the longest step */
 		ok = since <= (3 * a->s->fence_check + 10) * 1000;
 		snprintf(why, sizeof why, ok ? "ok\n" : "no check for %llds\n", (long long)(since / 1000));
 		return plain(out, cap, ok ? 200 : 503, why);
@@ -748,13 +816,14 @@ static void say_phase(struct agent *a, enum fence_phase was, const struct fence_
 		say("Cannot reach the API server (%s); asking the peers after %llds", a->said, (long long)a->s->fence_after);
 		break;
 	case FENCE_ASKING:
-		say("Cut off from the API server for %llds: asking %d peers every check; fencing after %llds without an answer "
-		    "(%d answered: %d cannot reach it, %d can)", (long long)a->s->fence_after, a->npeers,
-		    (long long)a->s->fence_isolated_after, ans ? ans->answered : 0, ans ? ans->api_down : 0, ans ? ans->healthy : 0);
+		say("Cut off from the API server for %llds: asking %d peers every check, %d first, then %d at a time until they "
+		    "answer; fencing after %llds without an answer (%d answered: %d cannot reach it, %d can)",
+		    (long long)a->s->fence_after, a->npeers, FENCE_ASK_FIRST, FENCE_ASK_BATCH, (long long)a->s->fence_isolated_after,
+		    ans ? ans->answered : 0, ans ? ans->api_down : 0, ans ? ans->healthy : 0);
 		break;
 	case FENCE_OUTAGE:
 		say("%d of %d peers cannot reach the API server either: a control-plane outage, carrying on", ans ? ans->api_down : 0,
-		    fence_peers(&a->st, &a->cfg) > a->npeers ? fence_peers(&a->st, &a->cfg) : a->npeers);
+		    fence_peers(&a->st, &a->cfg) > a->total ? fence_peers(&a->st, &a->cfg) : a->total);
 		break;
 	case FENCE_FENCED:
 		break;
@@ -786,9 +855,16 @@ static void check(struct agent *a)
 		list_peers(a, now);
 	d = fence_check(&a->st, &a->cfg, &o, now);
 	if (d == FENCE_ASK_PEERS) {
-		ans = ask_peers(a);
+		/* batch after batch until the answers settle it, at most the batches S counts */
+		int batches = fence_batches(a->npeers) < a->batches ? fence_batches(a->npeers) : a->batches;
+		ans = (struct fence_answers){ a->npeers, 0, 0, 0, 0, 0 };
 		ap = &ans;
-		d = fence_answers(&a->st, &a->cfg, &ans, now);
+		for (int b = 0; d == FENCE_ASK_PEERS; b++) {
+			ask_batch(a, b, &ans);
+			ans.last = b + 1 >= batches;
+			d = fence_answers(&a->st, &a->cfg, &ans, now);
+		}
+		a->ask_from += FENCE_ASK_FIRST;
 	}
 	say_phase(a, was, ap);
 	pthread_mutex_lock(&a->lock);
@@ -844,12 +920,15 @@ static int prepare(struct agent *a, const struct kube_target *t, char *err, size
 	a->action_s = strcmp(a->action, "reboot") == 0 ? FENCE_REBOOT_BOUND : s->fence_exec_timeout;
 	if (strcmp(a->action, "watchdog") == 0 && watchdog_open(a, err, errlen) < 0)
 		return -1;
-	a->safe = fence_safe_seconds(s->fence_renew, s->fence_after, s->fence_isolated_after, a->action_s, s->fence_check);
+	a->batches = 1;
+	a->safe = a->sh.safe = safe_for(a, a->batches);
+	a->ask_from = (unsigned)text_hash(s->self_node);
 	a->cfg = (struct fence_config){ s->fence_after * 1000, s->fence_isolated_after * 1000, a->safe * 1000,
 	    (int)(text_hash(s->self_node) % 1000) };
 	if (kubelet_url(a, err, errlen) < 0)
 		return -1;
-	if (!(a->list = malloc(LIST_MAX)))
+	if (!(a->list = malloc(LIST_MAX)) || !(a->peers = calloc(FENCE_PEERS_MAX, sizeof *a->peers)) ||
+	    !(a->next = calloc(FENCE_PEERS_MAX, sizeof *a->next)))
 		return text_fail(err, errlen, "out of memory");
 	if (kube_init(&a->kc, t, a->cut, err, errlen) < 0 || kube_init(&a->pkc, t, NULL, err, errlen) < 0)
 		return -1;
@@ -884,7 +963,7 @@ int fence_run(const struct settings *s, const struct kube_target *t, const char 
 	    "check every %llds, kubelet %s; peers, /metrics, /livez and /readyz on %s; API server %s (its one address) from %s",
 	    version, s->self_node, s->self_source, s->fence_namespace, a->lease, s->fence_ns_source, s->fence_address, a->action,
 	    (long long)a->action_s, (long long)a->safe, (long long)s->fence_renew, (long long)s->fence_after,
-	    (long long)s->fence_isolated_after, (long long)a->action_s, (long long)fence_margin(s->fence_check), (long long)s->fence_check,
+	    (long long)s->fence_isolated_after, (long long)a->action_s, (long long)fence_margin(s->fence_check, a->batches), (long long)s->fence_check,
 	    a->kubelet_on ? a->kubelet_url : "not checked", s->fence_listen, t->server, t->source);
 	fence_start(&a->st, clock_ms());
 	while (!*stop) {

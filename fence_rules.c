@@ -78,6 +78,9 @@ enum fence_do fence_answers(struct fence_state *st, const struct fence_config *c
 		st->heard = now;
 		return FENCE_CARRY_ON;
 	}
+	/* nothing settled: the next batch may hold a healthy peer, or the rest of a majority */
+	if (!a->last)
+		return FENCE_ASK_PEERS;
 	/* a few peers as cut off as this one are no answer: a minority partition must fence
 	 * within the safe time whatever its members tell each other */
 	if (now - (st->heard > st->asking ? st->heard : st->asking) >= c->isolated_after)
@@ -149,14 +152,35 @@ const char *fence_reason_name(enum fence_reason r)
 	return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }
 
-int64_t fence_margin(int64_t check)
+int fence_batches(int n)
 {
-	int64_t longest = (FENCE_CHECK_LONGEST_MS + 999) / 1000, period = check > longest ? check : longest;
-
-	return 3 * period + longest + 1;
+	return n <= FENCE_ASK_FIRST ? 1 : 1 + (n - FENCE_ASK_FIRST + FENCE_ASK_BATCH - 1) / FENCE_ASK_BATCH;
 }
 
-int64_t fence_safe_seconds(int64_t renew, int64_t fence_after, int64_t isolated_after, int64_t action, int64_t check)
+int fence_batch(int n, int b, int *from)
 {
-	return renew + fence_after + isolated_after + action + fence_margin(check);
+	int size;
+
+	*from = b == 0 ? 0 : FENCE_ASK_FIRST + (b - 1) * FENCE_ASK_BATCH;
+	size = b == 0 ? FENCE_ASK_FIRST : FENCE_ASK_BATCH;
+	return *from >= n ? 0 : n - *from < size ? n - *from : size;
+}
+
+int64_t fence_asking_ms(int batches)
+{
+	return FENCE_LEASE_MS + FENCE_KUBELET_MS + (int64_t)(batches > 1 ? batches : 1) * FENCE_PEERS_MS;
+}
+
+int64_t fence_margin(int64_t check, int batches)
+{
+	int64_t longest = (FENCE_CHECK_LONGEST_MS + 999) / 1000, asking = (fence_asking_ms(batches) + 999) / 1000;
+	int64_t period = check > longest ? check : longest, asking_period = check > asking ? check : asking;
+
+	return 2 * period + asking_period + asking + 1;
+}
+
+int64_t fence_safe_seconds(int64_t renew, int64_t fence_after, int64_t isolated_after, int64_t action, int64_t check,
+    int batches)
+{
+	return renew + fence_after + isolated_after + action + fence_margin(check, batches);
 }

@@ -13,15 +13,18 @@
 /*
  * The shell's deadlines (fence.c), which S counts. A check is, one after the other: its own
  * Lease's requests (a read and, when due, a write; once more after a 409), all within
- * FENCE_LEASE_MS, each within FENCE_API_MS; the kubelet's health; then the peers' list or one
- * round of asking them. A check that ends early is followed by the next FENCE_CHECK later; one
- * that runs long, at once.
+ * FENCE_LEASE_MS, each within FENCE_API_MS; the kubelet's health; then a page of the peers'
+ * list, or asking them in batches (fence_batches), each within FENCE_PEERS_MS. A check that ends
+ * early is followed by the next FENCE_CHECK later; one that runs long, at once.
  */
 #define FENCE_API_MS 2000        /* one request to the API server */
 #define FENCE_LEASE_MS 4000      /* a check's requests on its own Lease, together */
 #define FENCE_KUBELET_MS 1000    /* the kubelet's health */
-#define FENCE_PEERS_MS 2000      /* the peers' list, or a round of asking them all at once */
-#define FENCE_CHECK_LONGEST_MS (FENCE_LEASE_MS + FENCE_KUBELET_MS + FENCE_PEERS_MS)
+#define FENCE_PEERS_MS 2000      /* a page of the peers' list, or a batch of them asked at once */
+#define FENCE_CHECK_LONGEST_MS (FENCE_LEASE_MS + FENCE_KUBELET_MS + FENCE_PEERS_MS) /* but an asking one */
+#define FENCE_ASK_FIRST 8        /* peers in a check's first batch: most checks that ask end there */
+#define FENCE_ASK_BATCH 256      /* peers in each later batch, asked at once */
+#define FENCE_PEERS_MAX 5000     /* peers kept and asked (Kubernetes' largest cluster); more are counted */
 #define FENCE_REBOOT_BOUND 10    /* seconds: reboot's action bound (sync's deadline) */
 #define FENCE_KUBELET_BAD_CHECKS 2 /* a request is served on a kubelet unhealthy this many checks in a row */
 #define FENCE_LISTS 16           /* the last peer lists kept: 8 minutes of lists at the fast pace */
@@ -42,7 +45,7 @@ enum fence_phase {
 /* What to do after a check. */
 enum fence_do {
 	FENCE_CARRY_ON,
-	FENCE_ASK_PEERS, /* ask every peer now, then hand their answers to fence_answers */
+	FENCE_ASK_PEERS, /* ask the next batch of peers now, then hand all the answers so far to fence_answers */
 	FENCE_FENCE      /* fence now, for the reason in the state */
 };
 
@@ -91,13 +94,15 @@ struct fence_obs {
 	int requested;             /* its own Lease, read this check, carries a fence request (api only) */
 };
 
-/* The peers' answers to one round of asking (answers with a bad signature are not counted). */
+/* The peers' answers so far in one check, over its batches (a bad signature is no answer). */
 struct fence_answers {
-	int known;                 /* peers asked: the last list's (other agents' Leases with an address) */
+	int known;                 /* peers asked this check, or to be: the last list's (other agents' Leases
+	                              with an address), at most FENCE_PEERS_MAX */
 	int answered;              /* that answered with a valid signature */
 	int api_down;              /* said they cannot reach the API server */
 	int healthy;               /* said they reach it and saw no request for this node */
 	int requested;             /* said they read a request on this node's Lease */
+	int last;                  /* the check's last batch was asked: none is left */
 };
 
 /* A fresh state for an agent started at now. */
@@ -106,7 +111,12 @@ void fence_start(struct fence_state *st, int64_t now);
 /* One check: FENCE_CARRY_ON, FENCE_ASK_PEERS, or FENCE_FENCE (st->reason says why). */
 enum fence_do fence_check(struct fence_state *st, const struct fence_config *c, const struct fence_obs *o, int64_t now);
 
-/* After FENCE_ASK_PEERS: their answers, now: FENCE_CARRY_ON or FENCE_FENCE. */
+/*
+ * After FENCE_ASK_PEERS: the answers of the batches asked so far this check, now (the check's
+ * start): FENCE_FENCE, FENCE_CARRY_ON once they settle it (a request, an outage, a healthy peer)
+ * or after the last batch, else FENCE_ASK_PEERS: ask the next batch. The outage's majority is
+ * counted over the check's batches, each peer once: never over answers of another time.
+ */
 enum fence_do fence_answers(struct fence_state *st, const struct fence_config *c, const struct fence_answers *a,
     int64_t now);
 
@@ -135,15 +145,26 @@ const char *fence_phase_name(enum fence_phase p);
 const char *fence_reason_name(enum fence_reason r);
 
 /*
- * The safe time S in seconds, all in seconds: renew + fence_after + isolated_after + action +
- * fence_margin(check). The watcher taints S after the last renewal it saw; the agent, cut off
- * just after it, fences before S has passed: its next renewal fails at the first check once
- * renew has passed (one period P = max(check, the longest check) late at most), fence_after
- * and isolated_after are each noticed at a check (P late each), and the check that decides ends
- * before it acts (the longest check), then the action: 3 P + the longest check + 1 s of
- * rounding. tests/unit/test_fence_rules.c plays that timeline against the rules.
+ * Asking n peers (the check's first, FENCE_ASK_FIRST, then FENCE_ASK_BATCH at a time): how many
+ * batches (at least 1), and batch b's size and first peer, counted from the check's first.
  */
-int64_t fence_margin(int64_t check);
-int64_t fence_safe_seconds(int64_t renew, int64_t fence_after, int64_t isolated_after, int64_t action, int64_t check);
+int fence_batches(int n);
+int fence_batch(int n, int b, int *from);
+
+/*
+ * The safe time S in seconds, all in seconds: renew + fence_after + isolated_after + action +
+ * fence_margin(check, batches). The watcher taints S after the last renewal it saw; the agent,
+ * cut off just after it, fences before S has passed: its next renewal fails at the first check
+ * once renew has passed (one period P = max(check, the longest check L) late at most),
+ * fence_after is noticed at a check (P late), isolated_after at an asking check (A late, A =
+ * max(check, the longest asking check LA: its Lease, its kubelet and its batches)), and the
+ * check that decides ends before it acts (LA), then the action: 2 P + A + LA + 1 s of rounding.
+ * S grows with the peers (their batches): the agent publishes the S of the batches it asks.
+ * tests/unit/test_fence_rules.c plays that timeline against the rules.
+ */
+int64_t fence_asking_ms(int batches);
+int64_t fence_margin(int64_t check, int batches);
+int64_t fence_safe_seconds(int64_t renew, int64_t fence_after, int64_t isolated_after, int64_t action, int64_t check,
+    int batches);
 
 #endif

@@ -508,6 +508,7 @@ class StandIn:
         self.certdir = certdir
         self.tokens = set(tokens)
         self.leases = {}  # (namespace, name) -> Lease
+        self.lease_pages = 0  # pages of Lease lists answered
         self.lock = threading.RLock()
         self.cond = threading.Condition(self.lock)  # notified on every change a watch may send
         self.nodes = {}
@@ -1738,10 +1739,26 @@ class StandIn:
             if not eq or not k:
                 return Reply(400, status_body(400, "BadRequest", "unable to parse requirement: %r" % term))
             sel.append((k, v.lstrip("=")))
-        items = [copy.deepcopy(le) for (n, _), le in sorted(self.leases.items()) if n == ns and
+        found = [(name, le) for (n, name), le in sorted(self.leases.items()) if n == ns and
                  all(((le["metadata"].get("labels") or {}).get(k)) == v for k, v in sel)]
+        # paged as the node list is (limit, continue: the last name's successor), by name
+        qd = req.qdict()
+        limit = int(qd["limit"]) if qd.get("limit", "").isdigit() else 0
+        if "continue" in qd:
+            try:
+                raw = qd["continue"]
+                start = json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))["start"]
+            except Exception as e:  # noqa: BLE001 - any undecodable token is a 400
+                return Reply(400, status_body(400, "BadRequest", "continue key is not valid: %s" % e))
+            found = [(name, le) for name, le in found if name >= start[:-1] + "\x00"]
+        page = found[:limit] if limit else found
+        meta = {"resourceVersion": str(self.rv)}
+        if len(page) < len(found):
+            meta["continue"] = self._token(self.rv, page[-1][0] + "\x00")
+            meta["remainingItemCount"] = len(found) - len(page)
+        self.lease_pages += 1
         return Reply(200, {"kind": "LeaseList", "apiVersion": "coordination.k8s.io/v1",
-                           "metadata": {"resourceVersion": str(self.rv)}, "items": items})
+                           "metadata": meta, "items": [copy.deepcopy(le) for _, le in page]})
 
     def _lease_patch(self, req, ns, name, cur):
         """A JSON patch of a Lease, as kube-apiserver applies one (a failed test: 422, no causes)."""

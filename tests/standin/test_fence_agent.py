@@ -33,7 +33,8 @@ REQUEST = "noderecover.io/fence-request"
 LABEL = ("app.kubernetes.io/component", "fence-agent")
 TOKEN_2 = "second-agent-token-0123456789abcdef"
 # check 1 s, fence after 2 s, isolated after 2 s, renew 3 s, exec bound 2 s, and the margin for
-# a check of up to 7 s (fence_rules.h: 3 x 7 + 7 + 1): S = 3+2+2+2+29
+# a check of up to 7 s, asking at most 8 peers in one batch (fence_rules.h: 2 x 7 + 7 + 7 + 1):
+# S = 3+2+2+2+29
 SAFE_S = 38
 
 
@@ -54,9 +55,13 @@ class _Quiet(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    request_queue_size = 1024   # a batch of 256 requests at once from one agent
+
+
 def serve(handler):
     """A local HTTP server on a free port in a thread; returns (server, port)."""
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    srv = _Server(("127.0.0.1", 0), handler)
     srv.daemon_threads = True
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv, srv.server_address[1]
@@ -326,6 +331,34 @@ class FenceAgent(Case):
         self.assertTrue(self.srv.wait_for(lambda: "control-plane outage" in self.log(errp), 15), self.log(errp))
         self.assertIsNone(self.fenced_with(6), "fenced in a control-plane outage\n" + self.log(errp))
         self.assertTrue(seen and all(n == "n1" and ok for n, ok in seen), "the agent's requests were not signed: %s" % seen)
+
+    def test_must_fail_first_names_are_no_majority(self):
+        """600 peers: the first 280 by name cut off with this one (answering so), the other 320
+        silent. 280 of 600 is no outage: the agent fences. A build that lists one page of 300
+        Leases and asks the first 256 counts 256 of 256 cut off, an outage, and never fences:
+        a partition of the nodes whose names sort first would run on beside the replacements
+        the watcher's taint lets start."""
+        self.start_server()
+        srv, port = serve(peer_handler(False, False))
+        self.addCleanup(srv.shutdown)
+        silent = free_port()
+        for i in range(600):
+            self.put_lease("a%03d" % i if i < 280 else "b%03d" % i,
+                           {ADDR: "127.0.0.1:%d" % (port if i < 280 else silent)})
+        p, errp = self.agent()
+        self.armed(errp)
+        # its list is read a page of 300 a check, and then S grows with the 4 batches that ask 600
+        # (waited for, not asserted yet: a build that never writes it must fail on the fence)
+        self.srv.wait_for(lambda: "Safe time now" in self.log(errp), 20)
+        lease = self.lease()
+        self.cut = True
+        self.assertEqual(self.fenced_with(30), ["n1"], "280 of 600 peers taken for a majority: no fence\n" +
+                         self.log(errp)[-3000:])
+        self.assertNotIn("control-plane outage", self.log(errp))
+        self.assertIn("no peer answered", self.log(errp))
+        self.assertIn("Peers: 600 other fence agents", self.log(errp))
+        self.assertGreaterEqual(self.srv.lease_pages, 3, "the list was not read in pages of 300")
+        self.assertGreater(int(lease["metadata"]["annotations"][SAFE]), SAFE_S, "S did not grow with the batches")
 
     def test_peer_says_requested_fences(self):
         self.start_server()

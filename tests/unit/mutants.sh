@@ -63,11 +63,19 @@ mutant peer-request-ignored 'if (a->requested > 0)' 'if (0)'
 # one unhealthy check serves a request
 mutant one-bad-check 'st->kubelet_bad >= FENCE_KUBELET_BAD_CHECKS' 'st->kubelet_bad >= 1'
 # S's margin a fixed 5 s, as it was: the checks' rounding not counted
-mutant margin-fixed 'return 3 * period + longest + 1;' 'return 5;'
+mutant margin-fixed 'return 2 * period + asking_period + asking + 1;' 'return 5;'
 # one check's rounding forgotten
-mutant margin-two-periods 'return 3 * period + longest + 1;' 'return 2 * period + longest + 1;'
+mutant margin-two-periods 'return 2 * period + asking_period + asking + 1;' 'return period + asking_period + asking + 1;'
 # the deciding check's own length forgotten
-mutant margin-no-last-check 'return 3 * period + longest + 1;' 'return 3 * period + 1;'
+mutant margin-no-last-check 'return 2 * period + asking_period + asking + 1;' 'return 2 * period + asking_period + 1;'
+# an asking check taken for a short one, whatever its batches (S the same for 5000 peers as for 5)
+mutant margin-batches-forgotten 'asking = (fence_asking_ms(batches) + 999) / 1000;' 'asking = longest;'
+# nothing settled after a batch, and the isolation rule applied before the next: a healthy peer
+# in a later batch is never asked
+mutant first-batch-decides '	if (!a->last)
+		return FENCE_ASK_PEERS;' ''
+# batches of 256 after the first counted as one: peers past the first 264 never asked
+mutant batches-two 'return n <= FENCE_ASK_FIRST ? 1 : 1 + (n - FENCE_ASK_FIRST + FENCE_ASK_BATCH - 1) / FENCE_ASK_BATCH;' 'return n <= FENCE_ASK_FIRST ? 1 : 2;'
 # a failed list tried again at the next check: every agent lists at every check while the API
 # server is too loaded to answer lists
 mutant list-retry-at-once '	if (st->list_failures > 0) {' '	if (0) {'
@@ -103,9 +111,9 @@ decide_mutant fence-taint-on-table 'd->kind = decide_fresh(view) ? DECIDE_FENCE_
 decide_mutant fence-back-kept '	if (fencewait_back(w)) {' '	if (0) {'
 # the fence skipped: a taint written before its agent has fenced
 decide_mutant fence-skipped '	if (v->action == POLICY_TAINT && fence)' '	if (0)'
-# a new taint after a refused write retried at once, past the fence wait
 # a Node deleted, with the fence on, before it was tainted: the pod collector removes its pods unfenced
 decide_mutant delete-before-fence '	if (fence && v->action == POLICY_DELETE && v->fallback == POLICY_TAINT)' '	if (0)'
+# a new taint after a refused write retried at once, past the fence wait
 decide_mutant again-past-the-fence '	if (fence && v->action == POLICY_TAINT && !was_taint)' '	if (0)'
 # ... and a fence-approved taint sent back to a confirmation on each refusal (a changing node starves)
 decide_mutant again-taint-never-retried '	if (fence && v->action == POLICY_TAINT && !was_taint)' '	if (fence && v->action == POLICY_TAINT)'

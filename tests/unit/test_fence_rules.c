@@ -67,7 +67,7 @@ static int requested(enum req r, int t)
 /* What the peers answer at t: a healthy peer reports the request as it stands. */
 static struct fence_answers answers(enum peers p, enum req r, int t)
 {
-	struct fence_answers a = { 3, 0, 0, 0, 0 };
+	struct fence_answers a = { 3, 0, 0, 0, 0, 1 };
 	int req = requested(r, t);
 
 	switch (p) {
@@ -380,7 +380,7 @@ static void t_fenced_is_final(void)
 	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0 };
 	struct fence_state st;
 	struct fence_obs cut = { 0, FENCE_KUBELET_OK, 0 }, fine = { 1, FENCE_KUBELET_OK, 0 };
-	struct fence_answers none = { 0, 0, 0, 0, 0 }, healthy = { 3, 1, 0, 1, 0 };
+	struct fence_answers none = { 0, 0, 0, 0, 0, 1 }, healthy = { 3, 1, 0, 1, 0, 1 };
 
 	fence_start(&st, 0);
 	check(fence_check(&st, &c, &cut, 0) == FENCE_CARRY_ON && st.phase == FENCE_CUT);
@@ -399,7 +399,7 @@ static void t_phases(void)
 	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0 };
 	struct fence_state st;
 	struct fence_obs o = { 1, FENCE_KUBELET_BAD, 0 };
-	struct fence_answers outage = { 3, 2, 2, 0, 0 };
+	struct fence_answers outage = { 3, 2, 2, 0, 0, 1 };
 
 	fence_start(&st, 0);
 	check(fence_check(&st, &c, &o, 0) == FENCE_CARRY_ON && st.phase == FENCE_KUBELET);
@@ -456,7 +456,7 @@ static void t_peers_counted(void)
 {
 	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0 };
 	struct fence_state st;
-	struct fence_answers four = { 4, 4, 4, 0, 0 };
+	struct fence_answers four = { 4, 4, 4, 0, 0, 1 };
 
 	fence_start(&st, 0);
 	check(fence_peers(&st, &c) == 0);
@@ -479,16 +479,16 @@ static void t_peers_counted(void)
 	fence_listed(&st, 2, 0);
 	st.api_down = 0;
 	check(fence_check(&st, &c, &(struct fence_obs){ 0, FENCE_KUBELET_OK, 0 }, 32000) == FENCE_ASK_PEERS);
-	check(fence_answers(&st, &c, &(struct fence_answers){ 5, 2, 2, 0, 0 }, 32000) == FENCE_CARRY_ON &&
+	check(fence_answers(&st, &c, &(struct fence_answers){ 5, 2, 2, 0, 0, 1 }, 32000) == FENCE_CARRY_ON &&
 	    st.phase == FENCE_ASKING);
 }
 
 /* S = renew + fence_after + isolated_after + action + margin: 159 s with the defaults. */
 static void t_safe_time(void)
 {
-	check(fence_safe_seconds(60, 30, 30, 10, 5) == 159);
-	check(fence_margin(1) == fence_margin(7) && fence_margin(7) == 29);
-	check(fence_margin(30) == 3 * 30 + 7 + 1);
+	check(fence_safe_seconds(60, 30, 30, 10, 5, 1) == 159);
+	check(fence_margin(1, 1) == fence_margin(7, 1) && fence_margin(7, 1) == 29);
+	check(fence_margin(30, 1) == 3 * 30 + 7 + 1);
 }
 
 /*
@@ -496,22 +496,28 @@ static void t_safe_time(void)
  * renewal at 0 (the watcher counts S from it), then a cut that begins at any moment before the
  * next renewal, so that every request fails after it; checks every --fence-check, or at once
  * after one that ran long; a healthy check lasting nothing or the longest, a cut one the
- * longest; no peer known (isolated). The action must end by S. A margin that forgets a
- * check's rounding (the 5 s it was) fails with a cut just before the renewal is due.
+ * longest, an asking one its Lease, its kubelet and every batch to its deadline; peers that never
+ * answer (isolated), 0 to 5000 of them (1 to 21 batches). The action must end by S. A margin
+ * that forgets a check's rounding (the 5 s it was) fails with a cut just before the renewal is
+ * due; one that takes an asking check for a short one, with many peers.
  */
 static void t_fences_within_safe_time(void)
 {
 	/* renew, fence_after and isolated_after over a period's residues: each noticed up to a check late */
 	const int64_t checks[] = { 1, 2, 5, 7, 10, 30 }, renews[] = { 10, 56, 57, 58, 59, 60, 61, 62 }, action = 10;
+	const int peers[] = { 0, 9, 1000, 5000 };
 	int64_t worst = INT64_MIN;
 
 	for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
+	for (size_t k = 0; k < sizeof peers / sizeof peers[0]; k++)
 		for (size_t r = 0; r < sizeof renews / sizeof renews[0]; r++)
 			for (int64_t fa = 28; fa < 36; fa++)
 				for (int64_t ia = 28; ia < 36; ia++)
 					for (int64_t healthy_ms = 0; healthy_ms <= FENCE_CHECK_LONGEST_MS; healthy_ms += FENCE_CHECK_LONGEST_MS)
 						for (int64_t cut = 0; cut < (renews[r] + 40) * 1000; cut += 500) {
-							const int64_t P = checks[i] * 1000, S = fence_safe_seconds(renews[r], fa, ia, action, checks[i]);
+							const int batches = fence_batches(peers[k]);
+							const int64_t P = checks[i] * 1000, S = fence_safe_seconds(renews[r], fa, ia, action, checks[i],
+							    batches);
 							const struct fence_config c = { fa * 1000, ia * 1000, S * 1000, 0 };
 							struct fence_state st;
 							int64_t now = 0, renewed = 0, done = -1;
@@ -527,16 +533,19 @@ static void t_fences_within_safe_time(void)
 
 								if (api && due)
 									renewed = now;
-								if (d == FENCE_ASK_PEERS)
-									d = fence_answers(&st, &c, &(struct fence_answers){ 0 }, now);
+								/* every batch asked, none answering, each to its deadline */
+								for (int b = 0; d == FENCE_ASK_PEERS; b++) {
+									d = fence_answers(&st, &c, &(struct fence_answers){ peers[k], .last = b + 1 >= batches }, now);
+									took = fence_asking_ms(b + 1);
+								}
 								if (d == FENCE_FENCE)
 									done = now + took + action * 1000;
 								now += took > P ? took : P;
 							}
 							if (done < 0 || done > renewed + S * 1000) {
-								fprintf(stderr, "check %llds, renew %llds, after %llds, isolated %llds, healthy check %lldms, "
+								fprintf(stderr, "check %llds, %d peers, renew %llds, after %llds, isolated %llds, healthy check %lldms, "
 								    "cut at %lldms: fence ends at %lldms, S %llds after the renewal at %lldms\n",
-								    (long long)checks[i], (long long)renews[r], (long long)fa, (long long)ia,
+								    (long long)checks[i], peers[k], (long long)renews[r], (long long)fa, (long long)ia,
 								    (long long)healthy_ms, (long long)cut, (long long)done, (long long)S, (long long)renewed);
 								check(0);
 								return;
@@ -548,6 +557,150 @@ static void t_fences_within_safe_time(void)
 	check(worst <= 0 && worst > -5000);
 }
 
+/* ---- Many peers: asked in batches within one check ---- */
+
+/* The batches cover the peers once each, in order: FENCE_ASK_FIRST, then FENCE_ASK_BATCH at a time. */
+static void t_batches(void)
+{
+	static const int ns[] = { 0, 1, 8, 9, 264, 265, 1000, 5000 }, want[] = { 1, 1, 1, 2, 2, 3, 5, 21 };
+
+	for (int k = 0; k < N(ns); k++) {
+		int n = ns[k], batches = fence_batches(n), covered = 0, from;
+		check(batches == want[k]);
+		for (int b = 0; b < batches; b++) {
+			int size = fence_batch(n, b, &from);
+			check(from == covered && (size > 0 || n == 0) && size <= (b ? FENCE_ASK_BATCH : FENCE_ASK_FIRST));
+			covered += size;
+		}
+		check(covered == n && fence_batch(n, batches, &from) == 0);
+	}
+	/* S grows with the batches: two seconds of deadline each, counted twice (the deciding check's
+	 * period and its length) */
+	check(fence_margin(5, 1) == 29 && fence_margin(5, 2) == 2 * 7 + 9 + 9 + 1 && fence_margin(5, 21) == 14 + 47 + 47 + 1);
+	check(fence_safe_seconds(60, 30, 30, 10, 5, 5) == 159 - 29 + 14 + 15 + 15 + 1);
+}
+
+/* A crowd of peers, by their place in the check's order: the first down_first and every
+ * down_every-th cut off as well, one healthy (at healthy, -1 none), one that read a request on
+ * this node's Lease (at requested, -1 none), the rest silent. */
+struct crowd {
+	const char *what;
+	int n, down_first, down_every, healthy, requested;
+	struct outcome want;   /* asked: batches the first asking check asked */
+};
+
+static const struct crowd crowds[] = {
+	{ "must-fail: the first 264 of 1000 cut off with it are no majority", 1000, 264, 0, -1, -1,
+	  { 70, FENCE_ISOLATED, 5 } },
+	{ "501 of 1000 cut off, spread over every batch: an outage, once the last batch is in", 1000, 2, 2, -1, -1,
+	  { NEVER, 0, 5 } },
+	{ "must-fail: 500 of 1000 is half, not more", 1000, 0, 2, -1, -1, { 70, FENCE_ISOLATED, 5 } },
+	{ "601 of 1000 cut off, the first: an outage at the third batch, the rest not asked", 1000, 601, 0, -1, -1,
+	  { NEVER, 0, 3 } },
+	{ "a healthy peer in the fourth batch: carries on, the fifth not asked", 1000, 0, 0, 600, -1, { NEVER, 0, 4 } },
+	{ "a healthy peer in the first: one batch a check", 1000, 0, 0, 3, -1, { NEVER, 0, 1 } },
+	{ "a request read by a peer of the last batch: fenced", 5000, 100, 0, -1, 4990, { 40, FENCE_PEER_REQUESTED, 21 } },
+	{ "none known: isolated", 0, 0, 0, -1, -1, { 70, FENCE_ISOLATED, 1 } },
+};
+
+/* A crowd played as the shell asks it: cut at 10 s, checks every CHECK_S, every batch of a check
+ * until the answers settle it. */
+static struct outcome play_crowd(const struct rules *r, const struct crowd *w)
+{
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0 };
+	struct fence_state st;
+	struct outcome out = { NEVER, FENCE_NO_REASON, 0 };
+
+	fence_start(&st, 0);
+	fence_listed(&st, w->n, 0);
+	for (int t = 0; t <= HORIZON; t += CHECK_S) {
+		struct fence_obs o = { t < 10, FENCE_KUBELET_OK, 0 };
+		enum fence_do d = r->step(&st, &c, &o, (int64_t)t * 1000);
+		struct fence_answers a = { w->n, 0, 0, 0, 0, 0 };
+		int batches = fence_batches(w->n), b;
+
+		for (b = 0; d == FENCE_ASK_PEERS && b < batches; b++) {
+			int from, size = fence_batch(w->n, b, &from);
+			for (int i = from; i < from + size; i++) {
+				int down = i < w->down_first || (w->down_every && i % w->down_every == 0);
+				a.answered += down || i == w->healthy || i == w->requested;
+				a.api_down += down;
+				a.healthy += i == w->healthy;
+				a.requested += i == w->requested;
+			}
+			a.last = b + 1 >= batches;
+			d = r->answers(&st, &c, &a, (int64_t)t * 1000);
+		}
+		if (!check(d != FENCE_ASK_PEERS))
+			break;
+		if (b > 0 && out.asked == 0)
+			out.asked = b;
+		if (d == FENCE_FENCE) {
+			out.at = t;
+			out.why = st.reason;
+			return out;
+		}
+	}
+	return out;
+}
+
+/* How many crowds r gets wrong; verbose: say which. */
+static int crowds_wrong(const struct rules *r, int verbose)
+{
+	int bad = 0;
+
+	for (int k = 0; k < N(crowds); k++) {
+		struct outcome got = play_crowd(r, &crowds[k]), want = crowds[k].want;
+		if (got.at == want.at && got.why == want.why && got.asked == want.asked)
+			continue;
+		bad++;
+		if (verbose)
+			fprintf(stderr, "  %s: %s: fenced at %d (%s) asking %d batches, want %d (%s) asking %d\n", r->name,
+			    crowds[k].what, got.at, fence_reason_name(got.why), got.asked, want.at, fence_reason_name(want.why),
+			    want.asked);
+	}
+	return bad;
+}
+
+/* decided after the first batch: the rest never asked */
+static enum fence_do first_batch_only(struct fence_state *st, const struct fence_config *c, const struct fence_answers *a,
+    int64_t now)
+{
+	struct fence_answers b = *a;
+	b.last = 1;
+	return fence_answers(st, c, &b, now);
+}
+
+/* the majority of one page of 300 Leases, 256 asked: the build before batches */
+static enum fence_do one_page(struct fence_state *st, const struct fence_config *c, const struct fence_answers *a,
+    int64_t now)
+{
+	struct fence_state keep = *st;
+	struct fence_answers b = *a;
+	enum fence_do d;
+
+	b.known = b.known < 256 ? b.known : 256;
+	st->lists = 0;
+	d = fence_answers(st, c, &b, now);
+	st->lists = keep.lists;
+	return d;
+}
+
+static void t_crowds(void)
+{
+	static const struct rules defects[] = {
+		{ "decided after the first batch", fence_check, first_batch_only },
+		{ "the majority of one page", fence_check, one_page },
+		{ "fences in a control-plane outage", fence_check, outage_fences },
+		{ "a minority partition carries on", fence_check, minority_heard },
+	};
+
+	check(crowds_wrong(&ours, 1) == 0);
+	for (int i = 0; i < N(defects); i++)
+		if (!check(crowds_wrong(&defects[i], 0) > 0))
+			fprintf(stderr, "  the crowds do not catch: %s\n", defects[i].name);
+}
+
 static const struct test tests[] = {
 	{ "table", t_table },
 	{ "fences_within_safe_time", t_fences_within_safe_time },
@@ -557,6 +710,8 @@ static const struct test tests[] = {
 	{ "phases", t_phases },
 	{ "safe_time", t_safe_time },
 	{ "list_pace", t_list_pace },
+	{ "batches", t_batches },
+	{ "crowds", t_crowds },
 	{ "peers_counted", t_peers_counted },
 	{ 0, 0 },
 };
