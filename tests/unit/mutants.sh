@@ -82,18 +82,9 @@ mutant list-retry-at-once '	if (st->list_failures > 0) {' '	if (0) {'
 # every list of a young agent fast, grown or not: 10 lists of up to 300 Leases per agent in a
 # rollout, where 3 or 4 learn the same
 mutant young-always-fast '(st->lists == 1 || last > before)' '1'
-# the decide step: the storm guard counting one Unknown node too few
-decide_mutant storm-count-off-by-one 'policy_storm_step(st, sum->unknown, g->limit' 'policy_storm_step(st, sum->unknown - 1, g->limit'
-# ... heeded over a list only
-decide_mutant storm-skipped-on-table 'policy_resolve(v, sum, g->holds);
-	taint_before_delete(v, fence);
-	/* the fence' 'policy_resolve(v, sum, g->holds && view == DECIDE_LIST);
-	taint_before_delete(v, fence);
-	/* the fence'
-# ... forgotten in its cooldown
-decide_mutant storm-no-cooldown '	g->holds = policy_storm_holds(st);' '	g->holds = st->phase == POLICY_STORM_ENGAGED;'
-# a new taint or delete over a table that may lag, without a confirmation
-decide_mutant table-decides-unconfirmed '	if ((v->action == POLICY_TAINT || v->action == POLICY_DELETE) && !decide_fresh(view))' '	if (0)'
+# the decide step: the storm guard and the confirmation rule, shared with the simulator
+. tests/unit/decide_mutants.sh
+decide_mutants
 # a write refused as changed, decided again without the guard (no sequence of the simulator's
 # model reaches it: the guard holds every taint before the first write)
 decide_mutant again-without-guard '	policy_node(f, rules, now, v);
