@@ -666,6 +666,8 @@ static int decide(struct pass_loop *l, struct pass *p, struct pass_result *res, 
 			res->confirm = 1;
 			continue;
 		}
+		if (d == DECIDE_NOTHING)
+			continue;   /* held, excluded or refused: said and counted above, nothing to write */
 		enum acted a = act(l, p, k, &g, view);
 		if (a == ACTED_UNNEEDED && ++unneeded <= UNNEEDED_SAID_MAX)
 			say("%s changed since it was listed; nothing to do now", k->f.name);
