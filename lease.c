@@ -269,7 +269,7 @@ const char *lease_error(const struct lease *l)
 static int fence_path(char *out, size_t cap, const char *ns, const char *node)
 {
 	return (size_t)snprintf(out, cap, "/apis/coordination.k8s.io/v1/namespaces/%s/leases%s%s", ns,
-	    node ? "/" LEASE_FENCE_PREFIX : "?labelSelector=app.kubernetes.io%2Fcomponent%3Dfence-agent",
+	    node ? "/" LEASE_FENCE_PREFIX : "?labelSelector=" LEASE_FENCE_LABEL_KEY "%3D" LEASE_FENCE_LABEL_VALUE,
 	    node ? node : "") < cap ? 0 : -1;
 }
 
