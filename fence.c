@@ -89,8 +89,7 @@ struct agent {
 	const char *action;               /* watchdog, reboot or exec */
 	int wd;                           /* the watchdog's descriptor, -1: none */
 	int petting;
-	int64_t action_s, safe;           /* the action's bound and S, seconds: S as last written on its Lease */
-	int batches;                      /* the batches S was written for: at most these are asked */
+	int64_t action_s;                 /* the action's bound, seconds */
 	int kubelet_on, kubelet_status;
 	struct peer_call kubelet;
 	char kubelet_url[256];
@@ -206,7 +205,11 @@ static int list_item(void *ctx, const struct json_item *it)
 	const char *pre = LEASE_FENCE_PREFIX;
 
 	/* a Lease that cannot be read is no peer; the rest of the list still is */
-	if (lease_item(&l->r, it) < 0 || strcmp(l->r.name, a->lease) == 0 || strncmp(l->r.name, pre, strlen(pre)) != 0 ||
+	if (lease_item(&l->r, it) < 0) {
+		l->r.why[0] = '\0';   /* the item's reason, not the list's */
+		return 0;
+	}
+	if (strcmp(l->r.name, a->lease) == 0 || strncmp(l->r.name, pre, strlen(pre)) != 0 ||
 	    !ann_get(l->r.anns, l->r.annlen, FENCE_ANN_ADDRESS, addr, sizeof addr) || !addr[0])
 		return 0;
 	/* past FENCE_PEERS_MAX a peer is counted, not kept: a majority is of them all */
@@ -401,6 +404,17 @@ static int64_t safe_for(const struct agent *a, int batches)
 	    batches);
 }
 
+/* S as written on its Lease, for batches: what the rules count from now on (a->cfg, the one
+ * place it is kept; the listener's copy for /metrics). */
+static void published(struct agent *a, int batches)
+{
+	a->cfg.batches = batches;
+	a->cfg.safe = safe_for(a, batches) * 1000;
+	pthread_mutex_lock(&a->lock);
+	a->sh.safe = a->cfg.safe / 1000;
+	pthread_mutex_unlock(&a->lock);
+}
+
 /* Reads our Lease and, when due, renews it (once more after a 409), all within FENCE_LEASE_MS:
  * whether the API server was reached as the rules count it; *requested: the Lease carries a
  * fence request. The renewal carries the S of the batches its peers need now; from then on,
@@ -411,7 +425,7 @@ static int lease_check(struct agent *a, int64_t now, int *requested)
 	int st = read_own(a, until, 1), w = -1, batches = fence_batches(a->npeers);
 	/* a Lease gone (404) is written again now: until then the watcher sees no agent; peers
 	 * that need more or fewer batches than S counts: now too */
-	int due = !a->written || now - a->renewed >= a->s->fence_renew * 1000 || st == 404 || batches != a->batches;
+	int due = !a->written || now - a->renewed >= a->s->fence_renew * 1000 || st == 404 || batches != a->cfg.batches;
 	int64_t safe = safe_for(a, batches);
 	char req[sizeof a->request];
 
@@ -438,17 +452,12 @@ static int lease_check(struct agent *a, int64_t now, int *requested)
 	if (!a->written)
 		say("Armed: lease %s/%s written (address %s, safe time %llds, action %s)", a->s->fence_namespace, a->lease,
 		    a->s->fence_address, (long long)safe, a->action);
-	else if (safe != a->safe)
+	else if (safe * 1000 != a->cfg.safe)
 		say("Safe time now %llds on lease %s/%s: %d peers, asked in at most %d batches of a check", (long long)safe,
 		    a->s->fence_namespace, a->lease, a->npeers, batches);
 	a->written = 1;
 	a->renewed = now;
-	a->safe = safe;
-	a->batches = batches;
-	a->cfg.safe = safe * 1000;
-	pthread_mutex_lock(&a->lock);
-	a->sh.safe = safe;
-	pthread_mutex_unlock(&a->lock);
+	published(a, batches);
 	share(a, set_api, 1);   /* before armed: a peer asking once it is armed hears it reaches the API server */
 	share(a, set_armed, 1);
 	return 1;
@@ -653,7 +662,7 @@ static void fence_now(struct agent *a)
 		clock_gettime(CLOCK_REALTIME, &wall);
 		lease_microtime(now, (int64_t)wall.tv_sec, wall.tv_nsec / 1000);
 		snprintf(value, sizeof value, "%s %s", now, fence_reason_name(why));
-		if (kube_done(write_own(a, value, a->safe, clock_ms() + FENCE_API_MS)))
+		if (kube_done(write_own(a, value, a->cfg.safe / 1000, clock_ms() + FENCE_API_MS)))
 			say("Wrote %s on lease %s/%s", JSON_FENCE_FENCING, a->s->fence_namespace, a->lease);
 		else
 			say("Writing %s on lease %s/%s failed (%s); fencing all the same", JSON_FENCE_FENCING, a->s->fence_namespace,
@@ -855,13 +864,11 @@ static void check(struct agent *a)
 		list_peers(a, now);
 	d = fence_check(&a->st, &a->cfg, &o, now);
 	if (d == FENCE_ASK_PEERS) {
-		/* batch after batch until the answers settle it, at most the batches S counts */
-		int batches = fence_batches(a->npeers) < a->batches ? fence_batches(a->npeers) : a->batches;
+		/* batch after batch while the rules ask for more */
 		ans = (struct fence_answers){ a->npeers, 0, 0, 0, 0, 0 };
 		ap = &ans;
-		for (int b = 0; d == FENCE_ASK_PEERS; b++) {
-			ask_batch(a, b, &ans);
-			ans.last = b + 1 >= batches;
+		while (d == FENCE_ASK_PEERS) {
+			ask_batch(a, ans.asked++, &ans);
 			d = fence_answers(&a->st, &a->cfg, &ans, now);
 		}
 		a->ask_from += FENCE_ASK_FIRST;
@@ -920,11 +927,9 @@ static int prepare(struct agent *a, const struct kube_target *t, char *err, size
 	a->action_s = strcmp(a->action, "reboot") == 0 ? FENCE_REBOOT_BOUND : s->fence_exec_timeout;
 	if (strcmp(a->action, "watchdog") == 0 && watchdog_open(a, err, errlen) < 0)
 		return -1;
-	a->batches = 1;
-	a->safe = a->sh.safe = safe_for(a, a->batches);
 	a->ask_from = (unsigned)text_hash(s->self_node);
-	a->cfg = (struct fence_config){ s->fence_after * 1000, s->fence_isolated_after * 1000, a->safe * 1000,
-	    (int)(text_hash(s->self_node) % 1000) };
+	a->cfg = (struct fence_config){ s->fence_after * 1000, s->fence_isolated_after * 1000, 0,
+	    (int)(text_hash(s->self_node) % 1000), 0 };
 	if (kubelet_url(a, err, errlen) < 0)
 		return -1;
 	if (!(a->list = malloc(LIST_MAX)) || !(a->peers = calloc(FENCE_PEERS_MAX, sizeof *a->peers)) ||
@@ -933,6 +938,7 @@ static int prepare(struct agent *a, const struct kube_target *t, char *err, size
 	if (kube_init(&a->kc, t, a->cut, err, errlen) < 0 || kube_init(&a->pkc, t, NULL, err, errlen) < 0)
 		return -1;
 	pthread_mutex_init(&a->lock, NULL);
+	published(a, 1);   /* until its first list: no peer, one batch */
 	a->sh.checked = clock_ms();
 	a->ls.route = route;
 	a->ls.route_ctx = a;
@@ -962,8 +968,8 @@ int fence_run(const struct settings *s, const struct kube_target *t, const char 
 	    "(%llds), safe time %llds (renew %llds + fence after %llds + isolated after %llds + action %llds + margin %llds), "
 	    "check every %llds, kubelet %s; peers, /metrics, /livez and /readyz on %s; API server %s (its one address) from %s",
 	    version, s->self_node, s->self_source, s->fence_namespace, a->lease, s->fence_ns_source, s->fence_address, a->action,
-	    (long long)a->action_s, (long long)a->safe, (long long)s->fence_renew, (long long)s->fence_after,
-	    (long long)s->fence_isolated_after, (long long)a->action_s, (long long)fence_margin(s->fence_check, a->batches), (long long)s->fence_check,
+	    (long long)a->action_s, (long long)a->cfg.safe / 1000, (long long)s->fence_renew, (long long)s->fence_after,
+	    (long long)s->fence_isolated_after, (long long)a->action_s, (long long)fence_margin(s->fence_check, a->cfg.batches), (long long)s->fence_check,
 	    a->kubelet_on ? a->kubelet_url : "not checked", s->fence_listen, t->server, t->source);
 	fence_start(&a->st, clock_ms());
 	while (!*stop) {

@@ -78,8 +78,9 @@ enum fence_do fence_answers(struct fence_state *st, const struct fence_config *c
 		st->heard = now;
 		return FENCE_CARRY_ON;
 	}
-	/* nothing settled: the next batch may hold a healthy peer, or the rest of a majority */
-	if (!a->last)
+	/* nothing settled: the next batch may hold a healthy peer, or the rest of a majority, unless
+	 * S counts no more batches (it grows only once the agent wrote it: fence.c) */
+	if (a->asked < fence_batches(a->known) && a->asked < c->batches)
 		return FENCE_ASK_PEERS;
 	/* a few peers as cut off as this one are no answer: a minority partition must fence
 	 * within the safe time whatever its members tell each other */

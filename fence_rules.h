@@ -65,6 +65,7 @@ struct fence_config {
 	int64_t fence_after, isolated_after, safe;
 	int jitter;                /* 0-999: this agent's share of a quarter more on each list pace, so that
 	                              the agents of one rollout do not list together (fence.c: from its name) */
+	int batches;               /* the batches S counts (fence_safe_seconds): a check asks no more */
 };
 
 /* The agent's memory between checks; times are monotonic ms, -1: not so. Set by fence_start. */
@@ -102,7 +103,7 @@ struct fence_answers {
 	int api_down;              /* said they cannot reach the API server */
 	int healthy;               /* said they reach it and saw no request for this node */
 	int requested;             /* said they read a request on this node's Lease */
-	int last;                  /* the check's last batch was asked: none is left */
+	int asked;                 /* batches asked so far this check */
 };
 
 /* A fresh state for an agent started at now. */
@@ -114,7 +115,8 @@ enum fence_do fence_check(struct fence_state *st, const struct fence_config *c, 
 /*
  * After FENCE_ASK_PEERS: the answers of the batches asked so far this check, now (the check's
  * start): FENCE_FENCE, FENCE_CARRY_ON once they settle it (a request, an outage, a healthy peer)
- * or after the last batch, else FENCE_ASK_PEERS: ask the next batch. The outage's majority is
+ * or after the last batch (those of the known peers, at most c->batches: a check never runs
+ * longer than S counts), else FENCE_ASK_PEERS: ask the next batch. The outage's majority is
  * counted over the check's batches, each peer once: never over answers of another time.
  */
 enum fence_do fence_answers(struct fence_state *st, const struct fence_config *c, const struct fence_answers *a,

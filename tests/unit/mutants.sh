@@ -72,8 +72,10 @@ mutant margin-no-last-check 'return 2 * period + asking_period + asking + 1;' 'r
 mutant margin-batches-forgotten 'asking = (fence_asking_ms(batches) + 999) / 1000;' 'asking = longest;'
 # nothing settled after a batch, and the isolation rule applied before the next: a healthy peer
 # in a later batch is never asked
-mutant first-batch-decides '	if (!a->last)
+mutant first-batch-decides '	if (a->asked < fence_batches(a->known) && a->asked < c->batches)
 		return FENCE_ASK_PEERS;' ''
+# more batches asked than S counts: a check that runs past the safe time the watcher waits
+mutant batches-past-s ' && a->asked < c->batches)' ')'
 # batches of 256 after the first counted as one: peers past the first 264 never asked
 mutant batches-two 'return n <= FENCE_ASK_FIRST ? 1 : 1 + (n - FENCE_ASK_FIRST + FENCE_ASK_BATCH - 1) / FENCE_ASK_BATCH;' 'return n <= FENCE_ASK_FIRST ? 1 : 2;'
 # a failed list tried again at the next check: every agent lists at every check while the API

@@ -114,7 +114,7 @@ struct outcome {
 
 static struct outcome play(const struct rules *r, const struct world *w)
 {
-	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0 };
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0, 1 };
 	struct fence_state st;
 	struct outcome out = { NEVER, FENCE_NO_REASON, 0 };
 
@@ -377,7 +377,7 @@ static void t_healthy_never_asks(void)
 /* A decision to fence is final: a check after it, however healthy, fences. */
 static void t_fenced_is_final(void)
 {
-	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0 };
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0, 1 };
 	struct fence_state st;
 	struct fence_obs cut = { 0, FENCE_KUBELET_OK, 0 }, fine = { 1, FENCE_KUBELET_OK, 0 };
 	struct fence_answers none = { 0, 0, 0, 0, 0, 1 }, healthy = { 3, 1, 0, 1, 0, 1 };
@@ -396,7 +396,7 @@ static void t_fenced_is_final(void)
 /* The phases as a check sees them. */
 static void t_phases(void)
 {
-	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0 };
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0, 1 };
 	struct fence_state st;
 	struct fence_obs o = { 1, FENCE_KUBELET_BAD, 0 };
 	struct fence_answers outage = { 3, 2, 2, 0, 0, 1 };
@@ -418,7 +418,7 @@ static void t_phases(void)
 static void t_list_pace(void)
 {
 	const int64_t m = 60000;
-	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0 }, late = { FA * 1000, IA * 1000, SAFE * 1000, 999 };
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0, 1 }, late = { FA * 1000, IA * 1000, SAFE * 1000, 999, 1 };
 	struct fence_state st;
 
 	fence_start(&st, 0);
@@ -454,7 +454,7 @@ static void t_list_pace(void)
 /* The peers counted for the majority: the most of the lists within S of the newest. */
 static void t_peers_counted(void)
 {
-	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0 };
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0, 1 };
 	struct fence_state st;
 	struct fence_answers four = { 4, 4, 4, 0, 0, 1 };
 
@@ -518,7 +518,7 @@ static void t_fences_within_safe_time(void)
 							const int batches = fence_batches(peers[k]);
 							const int64_t P = checks[i] * 1000, S = fence_safe_seconds(renews[r], fa, ia, action, checks[i],
 							    batches);
-							const struct fence_config c = { fa * 1000, ia * 1000, S * 1000, 0 };
+							const struct fence_config c = { fa * 1000, ia * 1000, S * 1000, 0, batches };
 							struct fence_state st;
 							int64_t now = 0, renewed = 0, done = -1;
 
@@ -535,7 +535,7 @@ static void t_fences_within_safe_time(void)
 									renewed = now;
 								/* every batch asked, none answering, each to its deadline */
 								for (int b = 0; d == FENCE_ASK_PEERS; b++) {
-									d = fence_answers(&st, &c, &(struct fence_answers){ peers[k], .last = b + 1 >= batches }, now);
+									d = fence_answers(&st, &c, &(struct fence_answers){ peers[k], .asked = b + 1 }, now);
 									took = fence_asking_ms(b + 1);
 								}
 								if (d == FENCE_FENCE)
@@ -587,27 +587,30 @@ struct crowd {
 	const char *what;
 	int n, down_first, down_every, healthy, requested;
 	struct outcome want;   /* asked: batches the first asking check asked */
+	int published;         /* the batches the S on its Lease counts; 0: as many as the peers need */
 };
 
 static const struct crowd crowds[] = {
 	{ "must-fail: the first 264 of 1000 cut off with it are no majority", 1000, 264, 0, -1, -1,
-	  { 70, FENCE_ISOLATED, 5 } },
+	  { 70, FENCE_ISOLATED, 5 }, 0 },
 	{ "501 of 1000 cut off, spread over every batch: an outage, once the last batch is in", 1000, 2, 2, -1, -1,
-	  { NEVER, 0, 5 } },
-	{ "must-fail: 500 of 1000 is half, not more", 1000, 0, 2, -1, -1, { 70, FENCE_ISOLATED, 5 } },
+	  { NEVER, 0, 5 }, 0 },
+	{ "must-fail: 500 of 1000 is half, not more", 1000, 0, 2, -1, -1, { 70, FENCE_ISOLATED, 5 }, 0 },
 	{ "601 of 1000 cut off, the first: an outage at the third batch, the rest not asked", 1000, 601, 0, -1, -1,
-	  { NEVER, 0, 3 } },
-	{ "a healthy peer in the fourth batch: carries on, the fifth not asked", 1000, 0, 0, 600, -1, { NEVER, 0, 4 } },
-	{ "a healthy peer in the first: one batch a check", 1000, 0, 0, 3, -1, { NEVER, 0, 1 } },
-	{ "a request read by a peer of the last batch: fenced", 5000, 100, 0, -1, 4990, { 40, FENCE_PEER_REQUESTED, 21 } },
-	{ "none known: isolated", 0, 0, 0, -1, -1, { 70, FENCE_ISOLATED, 1 } },
+	  { NEVER, 0, 3 }, 0 },
+	{ "a healthy peer in the fourth batch: carries on, the fifth not asked", 1000, 0, 0, 600, -1, { NEVER, 0, 4 }, 0 },
+	{ "a healthy peer in the first: one batch a check", 1000, 0, 0, 3, -1, { NEVER, 0, 1 }, 0 },
+	{ "a request read by a peer of the last batch: fenced", 5000, 100, 0, -1, 4990, { 40, FENCE_PEER_REQUESTED, 21 }, 0 },
+	{ "none known: isolated", 0, 0, 0, -1, -1, { 70, FENCE_ISOLATED, 1 }, 0 },
+	{ "must-fail: 601 of 1000 cut off but an S that counts one batch: no outage, no longer check; it fences", 1000, 601,
+	  0, -1, -1, { 70, FENCE_ISOLATED, 1 }, 1 },
 };
 
 /* A crowd played as the shell asks it: cut at 10 s, checks every CHECK_S, every batch of a check
  * until the answers settle it. */
 static struct outcome play_crowd(const struct rules *r, const struct crowd *w)
 {
-	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0 };
+	const struct fence_config c = { FA * 1000, IA * 1000, SAFE * 1000, 0, w->published ? w->published : fence_batches(w->n) };
 	struct fence_state st;
 	struct outcome out = { NEVER, FENCE_NO_REASON, 0 };
 
@@ -628,7 +631,7 @@ static struct outcome play_crowd(const struct rules *r, const struct crowd *w)
 				a.healthy += i == w->healthy;
 				a.requested += i == w->requested;
 			}
-			a.last = b + 1 >= batches;
+			a.asked = b + 1;
 			d = r->answers(&st, &c, &a, (int64_t)t * 1000);
 		}
 		if (!check(d != FENCE_ASK_PEERS))
@@ -667,7 +670,7 @@ static enum fence_do first_batch_only(struct fence_state *st, const struct fence
     int64_t now)
 {
 	struct fence_answers b = *a;
-	b.last = 1;
+	b.asked = fence_batches(b.known);
 	return fence_answers(st, c, &b, now);
 }
 
