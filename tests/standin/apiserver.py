@@ -1475,8 +1475,7 @@ class StandIn:
                     "modified, or deleted between the time the first chunk was returned and now may "
                     "show up in the list.", metadata={"continue": tok}))
             try:
-                raw = qd["continue"]
-                tok = json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+                tok = self._untoken(qd["continue"])
                 start = tok["start"]
                 list_rv = tok["rv"]
             except Exception as e:  # noqa: BLE001 - any undecodable token is a 400
@@ -1511,6 +1510,11 @@ class StandIn:
     def _token(rv, start):
         j = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start}, separators=(",", ":"))
         return base64.urlsafe_b64encode(j.encode()).decode().rstrip("=")
+
+    @staticmethod
+    def _untoken(raw):
+        """A continue token _token wrote, decoded; anything else raises."""
+        return json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
 
     def _invalid(self, name, msg, causes=None):
         return Reply(422, status_body(422, "Invalid", 'Node "%s" is invalid: %s' % (name, msg),
@@ -1746,8 +1750,7 @@ class StandIn:
         limit = int(qd["limit"]) if qd.get("limit", "").isdigit() else 0
         if "continue" in qd:
             try:
-                raw = qd["continue"]
-                start = json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))["start"]
+                start = self._untoken(qd["continue"])["start"]
             except Exception as e:  # noqa: BLE001 - any undecodable token is a 400
                 return Reply(400, status_body(400, "BadRequest", "continue key is not valid: %s" % e))
             found = [(name, le) for name, le in found if name >= start[:-1] + "\x00"]
